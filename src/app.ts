@@ -1,0 +1,75 @@
+// Assembles one running gateway on a database: Prisma, schema, REST table, jobs, HTTP server.
+// Used by main.ts, the test helpers and the benchmark.
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createPrisma } from './db/client.ts';
+import { systemClock, type Clock } from './domain/clock.ts';
+import { schema } from './graphql/schema.ts';
+import { buildRestRouter } from './rest/index.ts';
+import { createHttpServer } from './http/server.ts';
+import { LocalDiskStorage, type FileStorage } from './domain/storage.ts';
+import { Jobs } from './jobs.ts';
+import type { Services } from './services.ts';
+import { bootstrapIfEmpty } from './domain/users.ts';
+
+export type App = Awaited<ReturnType<typeof createApp>>;
+
+export async function createApp(opts: {
+  config: Config;
+  databaseUrl: string;
+  clock?: Clock;
+  log?: Logger;
+  storage?: FileStorage;
+  /** Start the background worker (default: config.runWorker). */
+  worker?: boolean;
+  poolSize?: number;
+}) {
+  const { config, databaseUrl } = opts;
+  const log = opts.log ?? pino({ level: config.logLevel });
+  const clock = opts.clock ?? systemClock;
+  const { prisma, onQuery } = createPrisma(databaseUrl, { poolSize: opts.poolSize });
+  const jobs = new Jobs(databaseUrl, log);
+  const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
+  const rest = buildRestRouter(schema);
+  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest });
+
+  const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
+
+  await jobs.migrate();
+  if (opts.worker ?? config.runWorker) await jobs.start({ prisma, config, clock, log, services });
+
+  let closed = false;
+  return {
+    prisma,
+    onQuery,
+    schema,
+    rest,
+    server,
+    jobs,
+    services,
+    log,
+    clock,
+    config,
+    /** Set on the first run on an empty database: the admin's token, shown once. */
+    bootstrap,
+    async listen(port = config.port, host = config.host) {
+      await new Promise<void>((resolve) => server.listen(port, host, resolve));
+      return (server.address() as AddressInfo).port;
+    },
+    /** Stop accepting requests, let in-flight ones finish, stop jobs, close the pool. */
+    async close() {
+      if (closed) return;
+      closed = true;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await jobs.stop();
+      await prisma.$disconnect();
+    },
+  };
+}
+
+export type HttpServer = http.Server;

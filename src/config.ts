@@ -1,0 +1,63 @@
+// Environment, validated once at start-up.
+import { z } from 'zod';
+
+const EnvSchema = z.object({
+  DATABASE_URL: z.string().url().optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  HOST: z.string().default('0.0.0.0'),
+  /** Public base URL used in `urls` fields and SAML service values. */
+  PUBLIC_URL: z.string().url().optional(),
+  /** Web app base URL used in `urls.app`. */
+  APP_URL: z.string().url().optional(),
+  DATA_DIR: z.string().default('./.data'),
+  FILES_DIR: z.string().optional(),
+  DOCGRAPH_ADMIN_TOKEN: z.string().min(16).optional(),
+  DOCGRAPH_ADMIN_EMAIL: z.string().email().default('admin@docgraph.local'),
+  /** Allow server-side fetches (imports, OpenAPI sources) of private/loopback addresses. */
+  ALLOW_PRIVATE_FETCH: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  EMBEDDED_PG_PORT: z.coerce.number().int().default(5439),
+  /** Run background jobs in this process (default true). */
+  RUN_WORKER: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+});
+
+export type Config = {
+  databaseUrl?: string;
+  port: number;
+  host: string;
+  publicUrl: string;
+  appUrl: string;
+  dataDir: string;
+  filesDir: string;
+  adminToken?: string;
+  adminEmail: string;
+  allowPrivateFetch: boolean;
+  logLevel: string;
+  embeddedPgPort: number;
+  runWorker: boolean;
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`Invalid configuration: ${issue.path.join('.')}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
+  return {
+    databaseUrl: e.DATABASE_URL,
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl,
+    appUrl: (e.APP_URL ?? publicUrl).replace(/\/$/, ''),
+    dataDir: e.DATA_DIR,
+    filesDir: e.FILES_DIR ?? `${e.DATA_DIR}/files`,
+    adminToken: e.DOCGRAPH_ADMIN_TOKEN,
+    adminEmail: e.DOCGRAPH_ADMIN_EMAIL,
+    allowPrivateFetch: e.ALLOW_PRIVATE_FETCH,
+    logLevel: e.LOG_LEVEL,
+    embeddedPgPort: e.EMBEDDED_PG_PORT,
+    runWorker: e.RUN_WORKER,
+  };
+}

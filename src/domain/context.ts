@@ -1,0 +1,18 @@
+// What domain functions receive: data access, the caller, time and services. Free of GraphQL
+// and HTTP types, so the same rules serve both APIs, the CLI and background jobs.
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.ts';
+import type { Config } from '../config.ts';
+import type { Clock } from './clock.ts';
+import type { Access, Viewer } from '../auth/access.ts';
+import type { Services } from '../services.ts';
+
+export type DomainContext = {
+  prisma: Db;
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  viewer: Viewer | null;
+  access: Access;
+  services: Services;
+};

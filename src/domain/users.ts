@@ -1,0 +1,60 @@
+// Users, organizations creation, memberships and API tokens: what the admin CLI, the first-run
+// bootstrap and the identity mutations share.
+import { z } from 'zod';
+import type { Tx } from '../db/client.ts';
+import type { Role } from '../generated/prisma/enums.ts';
+import { newId } from './ids.ts';
+import { issueToken } from '../auth/tokens.ts';
+import { parseInput, badRequest } from './errors.ts';
+import { ROLES } from '../auth/roles.ts';
+
+export const CreateUserInput = z.strictObject({
+  email: z.string().trim().toLowerCase().email().max(320),
+  displayName: z.string().trim().min(1).max(255),
+  photoURL: z.string().url().max(2048).optional(),
+});
+
+export async function findOrCreateUser(tx: Tx, input: z.input<typeof CreateUserInput>) {
+  const data = parseInput(CreateUserInput, input);
+  const existing = await tx.user.findUnique({ where: { email: data.email } });
+  if (existing) return existing;
+  return tx.user.create({ data: { id: newId('User'), ...data } });
+}
+
+export const OrganizationTitle = z.string().trim().min(2).max(255);
+
+export async function createOrganizationWithAdmin(tx: Tx, title: string, adminUserId: string) {
+  const parsedTitle = parseInput(OrganizationTitle, title, 'title');
+  const org = await tx.organization.create({ data: { id: newId('Organization'), title: parsedTitle } });
+  await tx.member.create({ data: { id: newId('Member'), organizationId: org.id, userId: adminUserId, role: 'admin' } });
+  return org;
+}
+
+export const RoleOrGuest = z.enum(ROLES).nullable();
+
+/** Add a user to an organization, or change nothing when they are already a member. */
+export async function addMembership(tx: Tx, organizationId: string, userId: string, role: Role | null) {
+  const existing = await tx.member.findUnique({ where: { organizationId_userId: { organizationId, userId } } });
+  if (existing) return { member: existing, created: false };
+  const member = await tx.member.create({ data: { id: newId('Member'), organizationId, userId, role } });
+  return { member, created: true };
+}
+
+export async function createApiToken(tx: Tx, userId: string, label: string, plain?: string) {
+  if (label.length > 100) throw badRequest('label', 'at most 100 characters');
+  return issueToken(tx, userId, label || 'API token', plain);
+}
+
+/**
+ * First run: an empty database gets an organization, an admin user and a token. With
+ * DOCGRAPH_ADMIN_TOKEN set, that exact value becomes the admin's token (scripts and tests
+ * know it); otherwise a random one is generated and returned once.
+ */
+export async function bootstrapIfEmpty(tx: Tx, opts: { adminEmail: string; adminToken?: string }) {
+  const users = await tx.user.count();
+  if (users > 0) return null;
+  const user = await tx.user.create({ data: { id: newId('User'), email: opts.adminEmail, displayName: 'Administrator' } });
+  const org = await createOrganizationWithAdmin(tx, 'My Organization', user.id);
+  const { token } = await issueToken(tx, user.id, 'bootstrap', opts.adminToken);
+  return { user, org, token };
+}

@@ -1,0 +1,61 @@
+// Shared GraphQL pieces: the error-code enum, role enums, and small helpers every area uses.
+import DataLoader from 'dataloader';
+import { builder } from './builder.ts';
+import { ERROR_CODES } from '../domain/errors.ts';
+import { ROLES } from '../auth/roles.ts';
+import type { Context } from './context.ts';
+
+export const ErrorCodeEnum = builder.enumType('ErrorCode', {
+  description: 'Codes of expected failures, shared with the REST shim (mapped to HTTP statuses). Found in `errors[].extensions.code`.',
+  values: ERROR_CODES,
+});
+
+export const RoleEnum = builder.enumType('Role', {
+  description: 'Content roles, lowest to highest: read < comment < edit < review < create < admin.',
+  values: ROLES,
+});
+
+/**
+ * A per-request DataLoader, created on first use. `key` must be unique per loader kind.
+ * Use it for relations plugin-prisma cannot fold (counts, computed joins).
+ */
+export function loader<K, V>(ctx: Context, key: string, batch: (keys: readonly K[]) => Promise<ReadonlyArray<V | Error>>): DataLoader<K, V> {
+  let l = ctx.loaders.get(key) as DataLoader<K, V> | undefined;
+  if (!l) {
+    l = new DataLoader<K, V>(batch);
+    ctx.loaders.set(key, l);
+  }
+  return l;
+}
+
+/** Group rows by a key and answer in the order of `keys` (for DataLoader batch functions). */
+export function groupByKey<T, K>(keys: readonly K[], rows: T[], keyOf: (row: T) => K): T[][] {
+  const m = new Map<K, T[]>();
+  for (const r of rows) {
+    const k = keyOf(r);
+    const list = m.get(k);
+    if (list) list.push(r);
+    else m.set(k, [r]);
+  }
+  return keys.map((k) => m.get(k) ?? []);
+}
+
+/** Count rows per key (from a Prisma groupBy result) in the order of `keys`. */
+export function countsByKey<K>(keys: readonly K[], rows: Array<{ key: K; count: number }>): number[] {
+  const m = new Map(rows.map((r) => [r.key, r.count]));
+  return keys.map((k) => m.get(k) ?? 0);
+}
+
+/** Deleted-or-not payload for idempotent deletes: REST answers 205 when deleted, 204 when absent. */
+export const DeletePayload = builder.simpleObject('DeletePayload', {
+  description: 'Result of an idempotent delete.',
+  fields: (t) => ({
+    deleted: t.boolean({ description: 'True when something was deleted, false when it did not exist.' }),
+    deletedId: t.id({ nullable: true }),
+  }),
+});
+
+/** GraphQL gives `undefined` for omitted input fields; strict zod schemas want them absent. */
+export function dropUndefined<T extends Record<string, unknown>>(obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

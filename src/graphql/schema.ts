@@ -1,0 +1,21 @@
+// Imports every area (each registers its types, queries and mutations on the builder) and
+// builds the schema. The order only matters for readability of the printed SDL.
+import { builder } from './builder.ts';
+import './common.ts';
+import './users.ts';
+import './organizations.ts';
+import './members.ts';
+import './teams.ts';
+import './collections.ts';
+import './spaces.ts';
+import './content.ts';
+import './search.ts';
+import './change-requests.ts';
+import './comments.ts';
+import './sites.ts';
+import './share-links.ts';
+import './sso.ts';
+import './openapi.ts';
+import './translations.ts';
+
+export const schema = builder.toSchema({ sortSchema: false });

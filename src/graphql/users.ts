@@ -1,0 +1,113 @@
+// Users, the viewer, and identity mutations beyond the seeds: createOrganization,
+// createApiToken, revokeApiToken.
+import { builder } from './builder.ts';
+import { DeletePayload } from './common.ts';
+import { createApiToken, createOrganizationWithAdmin } from '../domain/users.ts';
+import { badRequest, notFound } from '../domain/errors.ts';
+
+export const UserRef = builder.prismaNode('User', {
+  id: { field: 'id' },
+  description: 'A person with an account.',
+  fields: (t) => ({
+    displayName: t.exposeString('displayName'),
+    email: t.exposeString('email', { nullable: true }),
+    photoURL: t.exposeString('photoURL', { nullable: true }),
+    urls: t.field({
+      type: UserUrls,
+      resolve: (u, _a, ctx) => ({ location: `${ctx.config.publicUrl}/v1/users/${u.id}` }),
+    }),
+  }),
+});
+
+const UserUrls = builder.simpleObject('UserUrls', { fields: (t) => ({ location: t.string() }) });
+
+export const ApiTokenRef = builder.prismaObject('ApiToken', {
+  description: 'An API token (its secret is shown once, when created).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    label: t.exposeString('label'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+/** The authenticated caller. */
+export const Viewer = builder.objectRef<{ userId: string }>('Viewer');
+Viewer.implement({
+  description: 'The authenticated caller and what they belong to.',
+  fields: (t) => ({
+    user: t.prismaField({
+      type: 'User',
+      resolve: (query, v, _a, ctx) => ctx.prisma.user.findUniqueOrThrow({ ...query, where: { id: v.userId } }),
+    }),
+    apiTokens: t.prismaField({
+      type: ['ApiToken'],
+      description: 'Your API tokens that are not revoked.',
+      resolve: (query, v, _a, ctx) =>
+        ctx.prisma.apiToken.findMany({ ...query, where: { userId: v.userId, revokedAt: null }, orderBy: { createdAt: 'asc' }, take: 1000 }),
+    }),
+  }),
+});
+
+builder.queryField('viewer', (t) =>
+  t.field({
+    type: Viewer,
+    description: 'The authenticated caller.',
+    resolve: (_r, _a, ctx) => ({ userId: ctx.access.requireViewer().user.id }),
+  }),
+);
+
+const CreateApiTokenPayload = builder.simpleObject('CreateApiTokenPayload', {
+  fields: (t) => ({
+    token: t.string({ description: 'The secret. It is not stored and cannot be shown again.' }),
+    apiToken: t.field({ type: ApiTokenRef }),
+  }),
+});
+
+builder.mutationField('createApiToken', (t) =>
+  t.field({
+    type: CreateApiTokenPayload,
+    description: 'Issue an API token for yourself.',
+    args: { input: t.arg({ type: builder.inputType('CreateApiTokenInput', { fields: (f) => ({ label: f.string({ required: true }) }) }), required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const viewer = ctx.access.requireViewer();
+      if (!input.label.trim()) throw badRequest('input.label', 'must not be empty');
+      const { token, record } = await createApiToken(ctx.prisma, viewer.user.id, input.label.trim());
+      return { token, apiToken: record };
+    },
+  }),
+);
+
+builder.mutationField('revokeApiToken', (t) =>
+  t.field({
+    type: DeletePayload,
+    description: 'Revoke one of your API tokens. Idempotent.',
+    args: { input: t.arg({ type: builder.inputType('RevokeApiTokenInput', { fields: (f) => ({ id: f.id({ required: true }) }) }), required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const viewer = ctx.access.requireViewer();
+      const id = String(input.id);
+      const r = await ctx.prisma.apiToken.updateMany({
+        where: { id, userId: viewer.user.id, revokedAt: null },
+        data: { revokedAt: ctx.clock.now() },
+      });
+      if (r.count === 0) {
+        const exists = await ctx.prisma.apiToken.findFirst({ where: { id, userId: viewer.user.id }, select: { id: true } });
+        if (!exists) throw notFound('API token');
+      }
+      return { deleted: r.count > 0, deletedId: id };
+    },
+  }),
+);
+
+builder.mutationField('createOrganization', (t) =>
+  t.prismaField({
+    type: 'Organization',
+    description: 'Create an organization; you become its admin.',
+    args: { input: t.arg({ type: builder.inputType('CreateOrganizationInput', { fields: (f) => ({ title: f.string({ required: true }) }) }), required: true }) },
+    resolve: async (query, _r, { input }, ctx) => {
+      const viewer = ctx.access.requireViewer();
+      const org = await ctx.prisma.$transaction((tx) => createOrganizationWithAdmin(tx, input.title, viewer.user.id));
+      return ctx.prisma.organization.findUniqueOrThrow({ ...query, where: { id: org.id } });
+    },
+  }),
+);

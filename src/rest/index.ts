@@ -1,0 +1,36 @@
+// The whole /v1 route table, one file per area.
+import type { GraphQLSchema } from 'graphql';
+import { RestRouter } from './router.ts';
+import { routes as organizations } from './organizations.ts';
+import { routes as members } from './members.ts';
+import { routes as teams } from './teams.ts';
+import { routes as collections } from './collections.ts';
+import { routes as spaces } from './spaces.ts';
+import { routes as content } from './content.ts';
+import { routes as search } from './search.ts';
+import { routes as changeRequests } from './change-requests.ts';
+import { routes as comments } from './comments.ts';
+import { routes as sites } from './sites.ts';
+import { routes as shareLinks } from './share-links.ts';
+import { routes as sso } from './sso.ts';
+import { routes as openapi } from './openapi.ts';
+import { routes as translations } from './translations.ts';
+
+export function buildRestRouter(schema: GraphQLSchema) {
+  return new RestRouter(schema).add([
+    ...organizations,
+    ...members,
+    ...teams,
+    ...collections,
+    ...spaces,
+    ...content,
+    ...search,
+    ...changeRequests,
+    ...comments,
+    ...sites,
+    ...shareLinks,
+    ...sso,
+    ...openapi,
+    ...translations,
+  ]);
+}

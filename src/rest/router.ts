@@ -1,0 +1,226 @@
+// The REST shim: a route table where each /v1 operation runs a GraphQL document on the same
+// schema and context, so REST and GraphQL can never disagree on data, validation or access.
+// Documents are parsed and validated once, when the table is built.
+import Router, { type HTTPVersion } from 'find-my-way';
+import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
+import { z } from 'zod';
+import { AppError, HTTP_STATUS, zodToAppError } from '../domain/errors.ts';
+import type { Context } from '../graphql/context.ts';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export type RestInput<Q = Record<string, unknown>, B = unknown> = {
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+};
+
+/** One row of the route table. */
+export type RestRoute<Q = any, B = any> = {
+  method: Method;
+  /** find-my-way path, e.g. `/v1/orgs/:organizationId/members`. */
+  path: string;
+  /** The GraphQL operation this route runs. */
+  document: string;
+  /** Query-string schema (strings in, typed values out). Unknown keys are rejected. */
+  query?: z.ZodType<Q>;
+  /** Body schema. Omit for operations without a body (any body is then ignored). */
+  body?: z.ZodType<B>;
+  /** GraphQL variables from the validated request. */
+  variables: (input: RestInput<Q, B>) => Record<string, unknown>;
+  /** REST body from the GraphQL data (ignored for 204/205). */
+  result?: (data: any, input: RestInput<Q, B>) => unknown;
+  /** Success status: fixed, or computed from the data (e.g. 205 deleted / 204 absent). */
+  status?: number | ((data: any, input: RestInput<Q, B>) => number);
+};
+
+export type RestResponse = { status: number; body?: unknown; headers?: Record<string, string> };
+
+type CompiledRoute = RestRoute & { doc: DocumentNode };
+
+export const DEFAULT_PAGE_SIZE = 100;
+
+// ------------------------------------------------------------------ query-string helpers
+
+const boolString = z.enum(['true', 'false']).transform((v) => v === 'true');
+export const q = {
+  bool: () => boolString.optional(),
+  int: (min: number, max: number) => z.coerce.number().int().min(min).max(max).optional(),
+  string: (max = 1024) => z.string().max(max).optional(),
+  /** Repeated keys (`?a=1&a=2`) arrive as an array; one key as a string. */
+  array: () =>
+    z
+      .union([z.string(), z.array(z.string())])
+      .transform((v) => (Array.isArray(v) ? v : [v]))
+      .optional(),
+};
+
+/** `page` (cursor) and `limit` (0–1000), the standard list parameters. */
+export const listQueryShape = { page: z.string().max(512).optional(), limit: q.int(0, 1000) };
+export const listQuery = z.strictObject(listQueryShape);
+
+export function pageVariables(query: { page?: string; limit?: number }) {
+  return { first: query.limit ?? DEFAULT_PAGE_SIZE, after: query.page ?? null };
+}
+
+/** Content-reading flags shared by the content operations. */
+export const contentQueryShape = { metadata: q.bool(), computed: q.bool() };
+
+// ------------------------------------------------------------------ list envelope
+
+export type ConnectionData<N> = {
+  totalCount: number;
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  nodes: N[];
+};
+
+/** `{next?: {page}, count, items}`; `next` is absent on the last page. */
+export function listEnvelope<N>(connection: ConnectionData<N>, mapItem: (node: N) => unknown, extra: Record<string, unknown> = {}) {
+  const body: Record<string, unknown> = { items: connection.nodes.map(mapItem), count: connection.totalCount, ...extra };
+  if (connection.pageInfo.hasNextPage && connection.pageInfo.endCursor) body.next = { page: connection.pageInfo.endCursor };
+  return body;
+}
+
+/** The selection every list document uses for its connection. */
+export const CONNECTION_FIELDS = 'totalCount pageInfo { hasNextPage endCursor }';
+
+// ------------------------------------------------------------------ representation helpers
+
+/**
+ * Drop null/undefined keys (REST omits absent optional fields) except those listed, which the
+ * contract types as "X or null" and requires.
+ */
+export function compact<T extends Record<string, unknown>>(obj: T, keepNull: string[] = []): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === null || v === undefined) {
+      if (keepNull.includes(k)) out[k] = null;
+      continue;
+    }
+    out[k] = v;
+  }
+  return out as T;
+}
+
+/** GraphQL enum names use `_` where the contract's values use `-` (`share_link` ↔ `share-link`). */
+export const restEnum = (v: string | null | undefined) => (v == null ? v : v.replace(/_/g, '-'));
+export const gqlEnum = (v: string | null | undefined) => (v == null ? v : v.replace(/-/g, '_'));
+
+// ------------------------------------------------------------------ the router
+
+export class RestRouter {
+  private router = Router({ ignoreTrailingSlash: true, maxParamLength: 500 });
+  private paths = new Map<string, Set<Method>>();
+  readonly routes: CompiledRoute[] = [];
+
+  constructor(private readonly schema: GraphQLSchema) {}
+
+  add(routes: RestRoute[]) {
+    for (const route of routes) {
+      const doc = parse(route.document);
+      const errors = validate(this.schema, doc);
+      if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: invalid GraphQL document: ${errors[0].message}`);
+      const compiled = { ...route, doc };
+      this.routes.push(compiled);
+      this.router.on(route.method, route.path, () => {}, compiled);
+      const methods = this.paths.get(route.path) ?? new Set();
+      methods.add(route.method);
+      this.paths.set(route.path, methods);
+    }
+    return this;
+  }
+
+  /** Find the route; `undefined` with `allowed` set means 405, both undefined means 404. */
+  match(method: string, path: string): { route?: CompiledRoute; params?: Record<string, string>; allowed?: Method[] } {
+    const found = this.router.find(method as never, path);
+    if (found) return { route: found.store as CompiledRoute, params: found.params as Record<string, string> };
+    const allowed: Method[] = [];
+    for (const m of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as Method[]) {
+      if (m !== method && this.router.find(m as never, path)) allowed.push(m);
+    }
+    return allowed.length ? { allowed } : {};
+  }
+
+  /**
+   * Run one REST request. `rawBody` is the unparsed body text (may be empty); `searchParams`
+   * the query string. Never throws: every failure becomes an error response.
+   */
+  async handle(
+    route: CompiledRoute,
+    params: Record<string, string>,
+    searchParams: URLSearchParams,
+    rawBody: string,
+    ctx: Context,
+  ): Promise<RestResponse> {
+    try {
+      const input: RestInput = { params: decodeParams(params), query: {}, body: undefined };
+
+      const queryObj = queryToObject(searchParams);
+      input.query = route.query ? parseOrThrow(route.query, queryObj) : {};
+
+      if (route.body) {
+        let json: unknown = {};
+        if (rawBody.trim() !== '') {
+          try {
+            json = JSON.parse(rawBody);
+          } catch {
+            throw new AppError('BAD_REQUEST', 'body: malformed JSON', 'body');
+          }
+        }
+        input.body = parseOrThrow(route.body, json);
+      }
+
+      const result = await execute({
+        schema: this.schema,
+        document: route.doc,
+        contextValue: ctx,
+        variableValues: route.variables(input),
+      });
+      if (result.errors?.length) return errorResponse(result.errors[0], ctx);
+      const status = typeof route.status === 'function' ? route.status(result.data, input) : (route.status ?? 200);
+      if (status === 204 || status === 205) return { status };
+      return { status, body: route.result ? route.result(result.data, input) : result.data };
+    } catch (err) {
+      return errorResponse(err, ctx);
+    }
+  }
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown): T {
+  const r = schema.safeParse(value);
+  if (!r.success) throw zodToAppError(r.error);
+  return r.data;
+}
+
+function decodeParams(params: Record<string, string>) {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params)) out[k] = decodeURIComponent(v);
+  return out;
+}
+
+function queryToObject(sp: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of new Set(sp.keys())) {
+    const all = sp.getAll(key);
+    out[key] = all.length > 1 ? all : all[0];
+  }
+  return out;
+}
+
+export function errorBody(status: number, message: string) {
+  return { error: { code: status, message } };
+}
+
+function errorResponse(err: unknown, ctx: Context): RestResponse {
+  const original = err instanceof GraphQLError ? (err.originalError ?? err) : err;
+  if (original instanceof AppError) {
+    const status = HTTP_STATUS[original.code];
+    return { status, body: errorBody(status, original.message) };
+  }
+  if (err instanceof GraphQLError && !err.originalError) {
+    // Variable coercion and validation errors: the caller's input is wrong.
+    return { status: 400, body: errorBody(400, err.message) };
+  }
+  ctx.log.error({ err: original }, 'unexpected error in REST route');
+  return { status: 500, body: errorBody(500, 'Unexpected error') };
+}
