@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
+import { MemberRole } from '@gitbook/api';
 import { expectValidResponse } from './openapi.ts';
 
 let t: TestApp;
@@ -41,7 +42,7 @@ describe('organizations over REST', () => {
   });
 
   it('updates an organization with validation naming the field, and nothing changes on error', async () => {
-    const res = await t.client().orgs.updateOrganizationById(t.org.id, { title: 'Renamed Org', emailDomains: ['example.com'], defaultRole: 'edit' });
+    const res = await t.client().orgs.updateOrganizationById(t.org.id, { title: 'Renamed Org', emailDomains: ['example.com'], defaultRole: MemberRole.Edit });
     expect(res.data.title).toBe('Renamed Org');
     expect(res.data.emailDomains).toEqual(['example.com']);
     expect(res.data.defaultRole).toBe('edit');
@@ -90,7 +91,7 @@ describe('organizations over REST', () => {
   it('finds organizations by e-mail domain', async () => {
     await t.rest('PATCH', `/v1/orgs/${t.org.id}`, { emailDomains: ['acme.test'] });
     const res = await t.client().emailDomains.getOrganizationsForEmailDomain('acme.test');
-    expect(res.data.organizations.map((o) => o.id)).toEqual([t.org.id]);
+    expect(res.data.organizations?.map((o) => o.id)).toEqual([t.org.id]);
     expectValidResponse('GET', '/email-domains/{emailDomain}/orgs', 200, res.data);
     const stranger = await t.createUser(undefined);
     const none = await t.rest('GET', '/v1/email-domains/acme.test/orgs', undefined, stranger.token);

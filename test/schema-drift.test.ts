@@ -37,7 +37,7 @@ describe('schema.prisma and the migrated database', () => {
       if (!db.has(r.table_name)) db.set(r.table_name, new Map());
       db.get(r.table_name)!.set(r.column_name, r);
     }
-    const models = getDatamodel().datamodel.models as Record<string, { fields: Array<{ name: string; kind: string; type: string; isRequired: boolean; isList: boolean }> }>;
+    const models = getDatamodel().datamodel.models as unknown as Record<string, { fields: Array<{ name: string; kind: string; type: string; isRequired: boolean; isList: boolean }> }>;
     const problems: string[] = [];
     for (const [model, { fields }] of Object.entries(models)) {
       const table = db.get(model);

@@ -1,2 +1,140 @@
-// GraphQL types, queries and mutations for this area (not yet built).
-import '../graphql/builder.ts';
+// Spaces: the Space node (with counters and permissions), queries and mutations.
+import { builder } from './builder.ts';
+import { RoleEnum, loader, countsByKey, dropUndefined } from './common.ts';
+import { createSpace, getSpace } from '../domain/spaces.ts';
+import { restEnum } from '../rest/router.ts';
+import type { Context } from './context.ts';
+
+export const ContentVisibilityEnum = builder.enumType('ContentVisibility', {
+  values: ['public', 'unlisted', 'share_link', 'visitor_auth', 'in_collection', 'private'] as const,
+});
+export const EditModeEnum = builder.enumType('EditMode', { values: ['live', 'locked'] as const });
+
+export const SpacePermissions = builder.simpleObject('SpacePermissions', {
+  description: 'What the caller may do with the space (computed by the access module that enforces it).',
+  fields: (t) => ({
+    view: t.boolean(),
+    access: t.boolean(),
+    admin: t.boolean(),
+    viewInviteLinks: t.boolean(),
+    edit: t.boolean(),
+    triggerGitSync: t.boolean(),
+    comment: t.boolean(),
+    merge: t.boolean(),
+    review: t.boolean(),
+  }),
+});
+
+const SpaceUrls = builder.simpleObject('SpaceUrls', {
+  fields: (t) => ({
+    location: t.string(),
+    app: t.string(),
+    published: t.string({ nullable: true }),
+    public: t.string({ nullable: true }),
+    icon: t.string({ nullable: true }),
+  }),
+});
+
+/** Open top-level comments on the space itself (change request comments count on the change request). */
+function openCommentCount(ctx: Context, spaceId: string) {
+  return loader<string, number>(ctx, 'space.openComments', async (ids) => {
+    const rows = await ctx.prisma.comment.groupBy({
+      by: ['spaceId'],
+      where: { spaceId: { in: [...ids] }, changeRequestId: null, parentId: null, status: 'open' },
+      _count: { _all: true },
+    });
+    return countsByKey(ids, rows.map((r) => ({ key: r.spaceId, count: r._count._all })));
+  }).load(spaceId);
+}
+
+type CrCounts = { total: number; open: number; draft: number };
+function changeRequestCounts(ctx: Context, spaceId: string) {
+  return loader<string, CrCounts>(ctx, 'space.changeRequestCounts', async (ids) => {
+    const rows = await ctx.prisma.changeRequest.groupBy({
+      by: ['spaceId', 'status'],
+      where: { spaceId: { in: [...ids] } },
+      _count: { _all: true },
+    });
+    const m = new Map<string, CrCounts>();
+    for (const r of rows) {
+      const c = m.get(r.spaceId) ?? { total: 0, open: 0, draft: 0 };
+      c.total += r._count._all;
+      if (r.status === 'open') c.open += r._count._all;
+      if (r.status === 'draft') c.draft += r._count._all;
+      m.set(r.spaceId, c);
+    }
+    return ids.map((id) => m.get(id) ?? { total: 0, open: 0, draft: 0 });
+  }).load(spaceId);
+}
+
+export const SpaceRef = builder.prismaNode('Space', {
+  id: { field: 'id' },
+  description: 'A space of content: a page tree with revisions, change requests and comments.',
+  fields: (t) => ({
+    title: t.exposeString('title'),
+    emoji: t.exposeString('emoji', { nullable: true }),
+    icon: t.exposeString('icon', { nullable: true }),
+    visibility: t.expose('visibility', { type: ContentVisibilityEnum }),
+    editMode: t.expose('editMode', { type: EditModeEnum }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true }),
+    organizationId: t.exposeString('organizationId', { description: 'Id of the owning organization.' }),
+    organization: t.relation('organization'),
+    parentId: t.exposeString('parentId', { nullable: true, description: 'Id of the parent collection.' }),
+    revisionId: t.string({ description: 'Id of the current revision.', resolve: (s) => s.revisionId ?? '' }),
+    defaultLevel: t.expose('defaultLevel', { type: RoleEnum, nullable: true }),
+    comments: t.int({ description: 'Open comments on the space.', resolve: (s, _a, ctx) => openCommentCount(ctx, s.id) }),
+    changeRequests: t.int({ resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).total }),
+    changeRequestsOpen: t.int({ resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).open }),
+    changeRequestsDraft: t.int({ resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).draft }),
+    urls: t.field({
+      type: SpaceUrls,
+      resolve: (s, _a, ctx) => ({
+        location: `${ctx.config.publicUrl}/v1/spaces/${s.id}`,
+        app: `${ctx.config.appUrl}/s/${s.id}`,
+        published: s.visibility !== 'private' ? `${ctx.config.publicUrl}/s/${s.id}` : null,
+        public: s.visibility === 'public' ? `${ctx.config.publicUrl}/s/${s.id}` : null,
+        icon: s.icon,
+      }),
+    }),
+    permissions: t.field({ type: SpacePermissions, resolve: (s, _a, ctx) => ctx.access.spacePermissions(s) }),
+  }),
+});
+
+builder.queryField('space', (t) =>
+  t.prismaField({
+    type: 'Space',
+    args: { id: t.arg.id({ required: true }), shareKey: t.arg.string({ required: false, description: 'Resolves published URLs for share-link sites.' }) },
+    resolve: async (query, _r, { id }, ctx) => {
+      await getSpace(ctx, String(id));
+      return ctx.prisma.space.findUniqueOrThrow({ ...query, where: { id: String(id) } });
+    },
+  }),
+);
+
+const CreateSpaceInput = builder.inputType('CreateSpaceInput', {
+  fields: (t) => ({
+    organizationId: t.id({ required: true }),
+    title: t.string(),
+    emoji: t.string(),
+    visibility: t.field({ type: ContentVisibilityEnum }),
+    parent: t.id({ description: 'Parent collection id.' }),
+    defaultLevel: t.field({ type: RoleEnum }),
+  }),
+});
+
+const CreateSpacePayload = builder.simpleObject('CreateSpacePayload', { fields: (t) => ({ space: t.field({ type: SpaceRef }) }) });
+
+builder.mutationField('createSpace', (t) =>
+  t.field({
+    type: CreateSpacePayload,
+    description: 'Create a space (not in the seeds; REST: POST /v1/orgs/{organizationId}/spaces).',
+    args: { input: t.arg({ type: CreateSpaceInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, visibility, ...rest } = input;
+      const space = await createSpace(ctx, String(organizationId), dropUndefined({ ...rest, visibility: restEnum(visibility ?? undefined) ?? undefined }));
+      return { space };
+    },
+  }),
+);

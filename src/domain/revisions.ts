@@ -1,0 +1,504 @@
+// The content model: immutable revisions over a shared pool of page versions.
+//
+// A revision stores its page tree as a small JSON index — [{ id: pageId, v: pageVersionId,
+// pages: [...] }] — and every page version is an immutable row. A new revision copies the index
+// and writes PageVersion rows only for the pages that changed, so editing one page of a
+// 1,000-page space writes one page row (plus the revision row). Merges, reverts and duplicates
+// reuse version rows as they are.
+//
+// `applyChanges` is the content-change batch of the official API (insert_page, update_page,
+// delete_page, revert_page, insert_files): up to 50 changes applied atomically as one new
+// revision, used for change requests and (extension) for a space's own live content.
+import { z } from 'zod';
+import YAML from 'yaml';
+import type { Tx } from '../db/client.ts';
+import type { PageVersion, Revision, RevisionType } from '../generated/prisma/client.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
+import { newId } from './ids.ts';
+import { AppError, badRequest, notFound, parseInput } from './errors.ts';
+import type { FileStorage } from './storage.ts';
+
+export type TreeNode = { id: string; v: string; pages: TreeNode[] };
+
+/** A loaded revision: its tree and the page versions it points at, by version id. */
+export type LoadedRevision = { revision: Revision; tree: TreeNode[]; versions: Map<string, PageVersion> };
+
+// ------------------------------------------------------------------ tree helpers
+
+export function* walkTree(tree: TreeNode[], parentId: string | null = null, depth = 0): Generator<{ node: TreeNode; parentId: string | null; depth: number; index: number }> {
+  for (let i = 0; i < tree.length; i++) {
+    const node = tree[i];
+    yield { node, parentId, depth, index: i };
+    yield* walkTree(node.pages, node.id, depth + 1);
+  }
+}
+
+export function versionIdsOf(tree: TreeNode[]): string[] {
+  return [...walkTree(tree)].map((e) => e.node.v);
+}
+
+/** Page id → version id, for comparing revisions. */
+export function pageMap(tree: TreeNode[]): Map<string, string> {
+  return new Map([...walkTree(tree)].map((e) => [e.node.id, e.node.v]));
+}
+
+function cloneTree(tree: TreeNode[]): TreeNode[] {
+  return tree.map((n) => ({ id: n.id, v: n.v, pages: cloneTree(n.pages) }));
+}
+
+/** Find a node and the sibling list that holds it. */
+function locate(tree: TreeNode[], pageId: string): { node: TreeNode; siblings: TreeNode[]; index: number } | undefined {
+  for (let i = 0; i < tree.length; i++) {
+    if (tree[i].id === pageId) return { node: tree[i], siblings: tree, index: i };
+    const found = locate(tree[i].pages, pageId);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function containsPage(node: TreeNode, pageId: string): boolean {
+  return node.id === pageId || node.pages.some((c) => containsPage(c, pageId));
+}
+
+/** Paths (slug chains) of every page of a revision, by page id. */
+export function pagePaths(loaded: Pick<LoadedRevision, 'tree' | 'versions'>): Map<string, string> {
+  const out = new Map<string, string>();
+  const visit = (nodes: TreeNode[], prefix: string) => {
+    for (const n of nodes) {
+      const v = loaded.versions.get(n.v);
+      const path = prefix ? `${prefix}/${v?.slug ?? n.id}` : (v?.slug ?? n.id);
+      out.set(n.id, path);
+      visit(n.pages, path);
+    }
+  };
+  visit(loaded.tree, '');
+  return out;
+}
+
+// ------------------------------------------------------------------ reading and writing
+
+export async function loadRevision(db: Tx, revisionId: string): Promise<LoadedRevision> {
+  const revision = await db.revision.findUnique({ where: { id: revisionId } });
+  if (!revision) throw notFound('Revision');
+  const tree = revision.tree as unknown as TreeNode[];
+  const rows = revision.pageVersionIds.length ? await db.pageVersion.findMany({ where: { id: { in: revision.pageVersionIds } } }) : [];
+  return { revision, tree, versions: new Map(rows.map((r) => [r.id, r])) };
+}
+
+/** Write a revision row for a tree whose page versions already exist. */
+export async function writeRevision(
+  tx: Tx,
+  data: {
+    spaceId: string;
+    parents: string[];
+    type: RevisionType;
+    tree: TreeNode[];
+    fileIds: string[];
+    changeRequestId?: string | null;
+    createdById?: string | null;
+    variables?: Prisma.InputJsonValue;
+    reusableContents?: Prisma.InputJsonValue;
+  },
+): Promise<Revision> {
+  return tx.revision.create({
+    data: {
+      id: newId('Revision'),
+      spaceId: data.spaceId,
+      parents: data.parents,
+      type: data.type,
+      tree: data.tree as unknown as Prisma.InputJsonValue,
+      pageVersionIds: versionIdsOf(data.tree),
+      fileIds: data.fileIds,
+      variables: data.variables ?? {},
+      reusableContents: data.reusableContents ?? [],
+      changeRequestId: data.changeRequestId ?? null,
+      createdById: data.createdById ?? null,
+    },
+  });
+}
+
+/** The empty first revision of a new space. */
+export function createInitialRevision(tx: Tx, spaceId: string, createdById: string | null) {
+  return writeRevision(tx, { spaceId, parents: [], type: 'edits', tree: [], fileIds: [], createdById });
+}
+
+// ------------------------------------------------------------------ the change batch
+
+const Slug = z.string().min(1).max(100).regex(/^[a-z0-9][a-z0-9-_]*$/i, 'letters, digits, - and _');
+
+const DocumentInput = z.union([
+  z.strictObject({ markdown: z.string().max(1_000_000) }),
+  z.strictObject({ document: z.record(z.string(), z.unknown()) }),
+  z.strictObject({}),
+]);
+
+const PageMeta = {
+  title: z.string().min(1).max(256).optional(),
+  slug: Slug.optional(),
+  emoji: z.string().max(50).optional(),
+  icon: z.string().max(256).optional(),
+  description: z.string().max(1000).optional(),
+  hidden: z.boolean().optional(),
+  noIndex: z.boolean().optional(),
+  noRobotsIndex: z.boolean().optional(),
+  condition: z.string().max(1024).optional(),
+};
+
+export const ContentChange = z.discriminatedUnion('operation', [
+  z.strictObject({
+    operation: z.literal('insert_page'),
+    ...PageMeta,
+    into: z.string().optional(),
+    at: z.number().int().min(0).optional(),
+    ref: z.string().min(1).max(100).optional(),
+    document: DocumentInput,
+    /** Extension: group and link pages (the official batch only inserts documents). */
+    type: z.enum(['document', 'group', 'link']).optional(),
+    href: z.string().max(2048).optional(),
+  }),
+  z.strictObject({
+    operation: z.literal('update_page'),
+    ...PageMeta,
+    page: z.string().min(1),
+    document: DocumentInput.optional(),
+    into: z.string().nullable().optional(),
+    at: z.number().int().min(0).optional(),
+  }),
+  z.strictObject({ operation: z.literal('delete_page'), page: z.string().min(1) }),
+  z.strictObject({
+    operation: z.literal('revert_page'),
+    page: z.string().min(1),
+    revision: z.string().optional(),
+    block: z.array(z.string()).optional(),
+  }),
+  z.strictObject({
+    operation: z.literal('insert_files'),
+    files: z
+      .array(
+        z.strictObject({
+          ref: z.string().min(1).max(100).optional(),
+          name: z.string().min(1).max(256),
+          contentType: z.string().max(255).optional(),
+          url: z.string().url().max(2048).optional(),
+          base64: z.string().max(1_400_000).optional(),
+        }),
+      )
+      .min(1)
+      .max(20),
+  }),
+]);
+export type ContentChange = z.infer<typeof ContentChange>;
+
+export const ContentChangesInput = z.strictObject({ changes: z.array(ContentChange).min(1).max(50) });
+
+export type ChangeOutcome =
+  | { object: 'created_page'; pageId: string; ref?: string }
+  | { object: 'updated_page'; pageId: string }
+  | { object: 'deleted_page'; pageId: string };
+
+export type ApplyChangesOptions = {
+  spaceId: string;
+  /** The revision the batch applies to; the new revision's parent. */
+  baseRevisionId: string;
+  /** Where `revert_page` without `revision` goes back to (a change request's base). */
+  revertTargetRevisionId?: string;
+  changes: unknown;
+  createdById: string;
+  changeRequestId?: string | null;
+  storage: FileStorage;
+  /** Fetches `insert_files` URLs (SSRF-guarded by the caller). */
+  fetchFile?: (url: string) => Promise<{ body: Buffer; contentType: string }>;
+};
+
+type PageDraft = Omit<Prisma.PageVersionCreateManyInput, 'id' | 'spaceId'> & { pageId: string };
+
+/** Pull a title from markdown front matter or a leading `# heading` (removed from the body). */
+export function readMarkdownDocument(markdown: string): { markdown: string; meta: Record<string, unknown>; heading?: string } {
+  let body = markdown;
+  let meta: Record<string, unknown> = {};
+  const fm = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(body);
+  if (fm) {
+    try {
+      const parsed = YAML.parse(fm[1]);
+      if (parsed && typeof parsed === 'object') meta = parsed as Record<string, unknown>;
+    } catch {
+      throw badRequest('document.markdown', 'invalid front matter');
+    }
+    body = body.slice(fm[0].length);
+  }
+  const h = /^\s*#\s+(.+?)\s*#*\s*(\r?\n|$)/.exec(body);
+  let heading: string | undefined;
+  if (h) {
+    heading = h[1].trim();
+    body = body.slice(h[0].length).replace(/^\s*\n/, '');
+  }
+  return { markdown: body, meta, heading };
+}
+
+export function slugify(title: string): string {
+  const s = title
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 100);
+  return s || 'untitled';
+}
+
+/**
+ * Apply a batch to `baseRevisionId` and write the resulting revision. Runs inside the caller's
+ * transaction; any invalid change throws a 400 naming `changes.<i>.<field>` and nothing is
+ * written.
+ */
+export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
+  const { changes } = parseInput(ContentChangesInput, { changes: opts.changes });
+  const base = await loadRevision(tx, opts.baseRevisionId);
+  if (base.revision.spaceId !== opts.spaceId) throw notFound('Revision');
+  const tree = cloneTree(base.tree);
+  const versions = new Map(base.versions);
+  const fileIds = [...base.revision.fileIds];
+  const newVersions: Prisma.PageVersionCreateManyInput[] = [];
+  const outcomes = new Map<string, ChangeOutcome>();
+  const refs = new Map<string, string>(); // batch-local ref → /pages/<id> or /files/<id>
+  const insertedFiles: Array<{ id: string; name: string; contentType: string; size: number }> = [];
+  const now = new Date();
+
+  // Refs may be used by any change of the batch, whatever the order: assign ids first.
+  const pageIdForInsert = new Map<number, string>();
+  changes.forEach((c, i) => {
+    if (c.operation === 'insert_page') {
+      const id = newId('Page');
+      pageIdForInsert.set(i, id);
+      if (c.ref) {
+        if (refs.has(c.ref)) throw badRequest(`changes.${i}.ref`, 'must be unique in the batch');
+        refs.set(c.ref, `/pages/${id}`);
+      }
+    }
+  });
+  const fileIdsForInsert = new Map<string, string>();
+  changes.forEach((c, i) => {
+    if (c.operation === 'insert_files') {
+      c.files.forEach((f, j) => {
+        const id = newId('File');
+        fileIdsForInsert.set(`${i}.${j}`, id);
+        if (f.ref) {
+          if (refs.has(f.ref)) throw badRequest(`changes.${i}.files.${j}.ref`, 'must be unique in the batch');
+          refs.set(f.ref, `/files/${id}`);
+        }
+      });
+    }
+  });
+
+  const resolveRefs = (markdown: string) =>
+    refs.size === 0
+      ? markdown
+      : markdown.replace(/\]\(\.\/([^)\s]+?)(\.md)?\)/g, (whole, ref: string) => {
+          const target = refs.get(ref);
+          return target ? `](${target})` : whole;
+        });
+
+  const uniqueSlug = (siblings: TreeNode[], wanted: string, explicit: boolean, field: string, selfId?: string) => {
+    const taken = new Set(siblings.filter((s) => s.id !== selfId).map((s) => versions.get(s.v)?.slug));
+    if (!taken.has(wanted)) return wanted;
+    if (explicit) throw badRequest(field, `slug "${wanted}" is already used by a sibling page`);
+    for (let n = 2; ; n++) if (!taken.has(`${wanted}-${n}`)) return `${wanted}-${n}`;
+  };
+
+  const addVersion = (draft: PageDraft) => {
+    const id = newId('PageVersion');
+    const row: Prisma.PageVersionCreateManyInput = { ...draft, id, spaceId: opts.spaceId };
+    newVersions.push(row);
+    versions.set(id, { ...(row as unknown as PageVersion), createdAt: now, pageCreatedAt: (row.pageCreatedAt as Date) ?? now });
+    return id;
+  };
+
+  const siblingsFor = (into: string | null | undefined, field: string): TreeNode[] => {
+    if (into == null) return tree;
+    const parent = locate(tree, into);
+    if (!parent) throw badRequest(field, `no page ${into} in this revision`);
+    const parentKind = versions.get(parent.node.v)?.kind;
+    if (parentKind === 'link') throw badRequest(field, 'a link page cannot have children');
+    return parent.node.pages;
+  };
+
+  const documentMarkdown = (doc: z.infer<typeof DocumentInput>, field: string): { markdown?: string; meta: Record<string, unknown>; heading?: string } => {
+    if ('markdown' in doc) return readMarkdownDocument(resolveRefs(doc.markdown));
+    if ('document' in doc) return { markdown: resolveRefs(documentToMarkdownSafe(doc.document, field)), meta: {} };
+    return { markdown: '', meta: {} };
+  };
+
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i];
+    const at = `changes.${i}`;
+    switch (c.operation) {
+      case 'insert_page': {
+        const pageId = pageIdForInsert.get(i)!;
+        const siblings = siblingsFor(c.into, `${at}.into`);
+        const doc = documentMarkdown(c.document, `${at}.document`);
+        const title = String(doc.meta.title ?? doc.heading ?? c.title ?? 'Untitled').slice(0, 256);
+        const slug = uniqueSlug(siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`);
+        const kind = c.type ?? 'document';
+        if (kind === 'link' && !c.href) throw badRequest(`${at}.href`, 'required for link pages');
+        const v = addVersion({
+          pageId,
+          kind,
+          title,
+          slug,
+          emoji: c.emoji || null,
+          icon: c.icon || null,
+          description: (doc.meta.description as string | undefined) ?? c.description ?? null,
+          markdown: kind === 'document' ? (doc.markdown ?? '') : '',
+          href: kind === 'link' ? c.href : null,
+          hidden: c.hidden ?? false,
+          pageCreatedAt: now,
+        });
+        const node = { id: pageId, v, pages: [] };
+        if (c.at !== undefined && c.at < siblings.length) siblings.splice(c.at, 0, node);
+        else siblings.push(node);
+        outcomes.set(pageId, { object: 'created_page', pageId, ...(c.ref ? { ref: c.ref } : {}) });
+        break;
+      }
+      case 'update_page': {
+        const found = locate(tree, c.page);
+        if (!found) throw badRequest(`${at}.page`, `no page ${c.page} in this revision`);
+        const current = versions.get(found.node.v)!;
+        const doc = c.document ? documentMarkdown(c.document, `${at}.document`) : { meta: {} as Record<string, unknown> };
+        const title = String(doc.meta.title ?? ('heading' in doc ? doc.heading : undefined) ?? c.title ?? current.title).slice(0, 256);
+        // Move first, so the slug check sees the new siblings.
+        let siblings = found.siblings;
+        if (c.into !== undefined || c.at !== undefined) {
+          if (c.into != null && containsPage(found.node, c.into)) throw badRequest(`${at}.into`, 'cannot move a page into itself or its descendants');
+          const target = c.into === undefined ? found.siblings : siblingsFor(c.into, `${at}.into`);
+          found.siblings.splice(found.index, 1);
+          const index = c.at !== undefined ? Math.min(c.at, target.length) : target === found.siblings ? found.index : target.length;
+          target.splice(index, 0, found.node);
+          siblings = target;
+        }
+        const slugChanged = c.slug !== undefined || (c.title !== undefined && c.title !== current.title);
+        const slug = slugChanged
+          ? uniqueSlug(siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`, c.page)
+          : uniqueSlug(siblings, current.slug, false, `${at}.slug`, c.page);
+        const next = {
+          title,
+          slug,
+          emoji: c.emoji !== undefined ? c.emoji || null : current.emoji,
+          icon: c.icon !== undefined ? c.icon || null : current.icon,
+          description: (doc.meta.description as string | undefined) ?? (c.description !== undefined ? c.description : current.description),
+          markdown: 'markdown' in doc && doc.markdown !== undefined ? doc.markdown : current.markdown,
+          hidden: c.hidden ?? current.hidden,
+        };
+        const changed = (Object.keys(next) as Array<keyof typeof next>).some((k) => next[k] !== current[k]);
+        if (changed) {
+          found.node.v = addVersion({
+            pageId: current.pageId,
+            kind: current.kind,
+            href: current.href,
+            layout: (current.layout ?? undefined) as Prisma.InputJsonValue | undefined,
+            pageCreatedAt: current.pageCreatedAt,
+            ...next,
+          });
+        }
+        if (!outcomes.has(c.page)) outcomes.set(c.page, { object: 'updated_page', pageId: c.page });
+        break;
+      }
+      case 'delete_page': {
+        const found = locate(tree, c.page);
+        if (!found) throw badRequest(`${at}.page`, `no page ${c.page} in this revision`);
+        found.siblings.splice(found.index, 1);
+        outcomes.set(c.page, { object: 'deleted_page', pageId: c.page });
+        break;
+      }
+      case 'revert_page': {
+        if (c.block) throw new AppError('BAD_REQUEST', `${at}.block: reverting individual blocks is not supported; revert the whole page`, `${at}.block`);
+        const targetId = c.revision ?? opts.revertTargetRevisionId ?? base.revision.parents[0];
+        if (!targetId) throw badRequest(`${at}.revision`, 'nothing to revert to');
+        const target = await loadRevision(tx, targetId);
+        if (target.revision.spaceId !== opts.spaceId) throw badRequest(`${at}.revision`, 'not a revision of this space');
+        const before = locate(target.tree, c.page);
+        const now_ = locate(tree, c.page);
+        if (!before && !now_) throw badRequest(`${at}.page`, `no page ${c.page} here or in the target revision`);
+        if (!before) {
+          now_!.siblings.splice(now_!.index, 1);
+          outcomes.set(c.page, { object: 'deleted_page', pageId: c.page });
+          break;
+        }
+        const v = target.versions.get(before.node.v)!;
+        versions.set(v.id, v);
+        if (now_) {
+          now_.node.v = v.id;
+          outcomes.set(c.page, { object: 'updated_page', pageId: c.page });
+        } else {
+          // Restore under its old parent when that parent still exists, else at the root.
+          const parentEntry = [...walkTree(target.tree)].find((e) => e.node.id === c.page);
+          const parent = parentEntry?.parentId ? locate(tree, parentEntry.parentId) : undefined;
+          const siblings = parent ? parent.node.pages : tree;
+          const restored: TreeNode = { id: c.page, v: v.id, pages: [] };
+          siblings.splice(Math.min(parentEntry?.index ?? siblings.length, siblings.length), 0, restored);
+          outcomes.set(c.page, { object: 'created_page', pageId: c.page });
+        }
+        break;
+      }
+      case 'insert_files': {
+        for (let j = 0; j < c.files.length; j++) {
+          const f = c.files[j];
+          const field = `${at}.files.${j}`;
+          if ((f.url ? 1 : 0) + (f.base64 ? 1 : 0) !== 1) throw badRequest(field, 'set exactly one of url or base64');
+          let data: Buffer;
+          let contentType = f.contentType;
+          if (f.base64 !== undefined) {
+            if (!contentType) throw badRequest(`${field}.contentType`, 'required with base64');
+            data = Buffer.from(f.base64, 'base64');
+            if (data.length > 1024 * 1024) throw badRequest(`${field}.base64`, 'at most 1 MB');
+          } else {
+            if (!opts.fetchFile) throw badRequest(`${field}.url`, 'fetching files is not available here');
+            try {
+              const fetched = await opts.fetchFile(f.url!);
+              data = fetched.body;
+              contentType ??= fetched.contentType;
+            } catch (e) {
+              throw badRequest(`${field}.url`, (e as Error).message);
+            }
+          }
+          const id = fileIdsForInsert.get(`${i}.${j}`)!;
+          const storageKey = `files/${opts.spaceId}/${id}`;
+          await opts.storage.put(storageKey, data, contentType ?? 'application/octet-stream');
+          await tx.file.create({
+            data: { id, spaceId: opts.spaceId, name: f.name, contentType: contentType ?? 'application/octet-stream', size: data.length, storageKey },
+          });
+          fileIds.push(id);
+          insertedFiles.push({ id, name: f.name, contentType: contentType ?? 'application/octet-stream', size: data.length });
+        }
+        break;
+      }
+    }
+  }
+
+  if (newVersions.length) await tx.pageVersion.createMany({ data: newVersions });
+  const revision = await writeRevision(tx, {
+    spaceId: opts.spaceId,
+    parents: [opts.baseRevisionId],
+    type: 'edits',
+    tree,
+    fileIds,
+    changeRequestId: opts.changeRequestId,
+    createdById: opts.createdById,
+    variables: base.revision.variables as Prisma.InputJsonValue,
+    reusableContents: base.revision.reusableContents as Prisma.InputJsonValue,
+  });
+  return { revision, outcomes: [...outcomes.values()], insertedFiles };
+}
+
+/** JSON documents are converted to markdown, the stored form (see domain/markdown.ts). */
+let documentToMarkdownImpl: ((doc: unknown) => string) | undefined;
+export function setDocumentToMarkdown(fn: (doc: unknown) => string) {
+  documentToMarkdownImpl = fn;
+}
+function documentToMarkdownSafe(doc: unknown, field: string): string {
+  if (!documentToMarkdownImpl) throw badRequest(field, 'JSON documents are not supported yet; send {markdown}');
+  try {
+    return documentToMarkdownImpl(doc);
+  } catch (e) {
+    throw badRequest(field, `invalid document: ${(e as Error).message}`);
+  }
+}
