@@ -48,6 +48,14 @@ export const builder = new SchemaBuilder<{
       return { typename: type, id: globalID };
     },
     nodesOnConnection: true,
+    // Price a connection by the page it asks for: its `edges`/`nodes` lists already count ×10,
+    // so the multiplier here is first/10 (a page of 1,000 weighs ~1,000 times its node).
+    defaultConnectionFieldOptions: {
+      complexity: (args: { first?: number | null; last?: number | null }) => ({
+        field: 1,
+        multiplier: Math.max(1, Math.ceil((args.first ?? args.last ?? 100) / 10)),
+      }),
+    },
     defaultConnectionTypeOptions: {
       fields: (t) => ({
         totalCount: t.int({
