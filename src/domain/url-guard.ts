@@ -1,0 +1,187 @@
+// SSRF guard for URLs the server fetches on a user's behalf (imports, link previews, OpenAPI specs…).
+//
+// Every hop (the URL and each redirect target) must be http(s) and resolve only to public unicast
+// addresses, unless `allowPrivate` (tests, self-hosted setups). Limitation: fetch resolves the host
+// again when it connects, so a DNS server answering differently the second time (DNS rebinding)
+// is not caught; pinning the checked address needs a custom undici dispatcher.
+import dns from 'node:dns';
+import ipaddr from 'ipaddr.js';
+
+export class FetchGuardError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FetchGuardError';
+  }
+}
+
+export class FetchTimeoutError extends Error {
+  constructor(message = 'The request timed out') {
+    super(message);
+    this.name = 'FetchTimeoutError';
+  }
+}
+
+export class FetchTooLargeError extends Error {
+  constructor(maxBytes: number) {
+    super(`The response is larger than ${maxBytes} bytes`);
+    this.name = 'FetchTooLargeError';
+  }
+}
+
+export interface GuardOptions {
+  /** Allow loopback, private, link-local… addresses (skips DNS checks entirely). */
+  allowPrivate: boolean;
+}
+
+export interface SafeFetchOptions extends GuardOptions {
+  /** For the whole exchange: DNS, every redirect hop and reading the body. Default 10 s. */
+  timeoutMs?: number;
+  /** Maximum body size in bytes (after content decoding). Default 10 MiB. */
+  maxBytes?: number;
+  /** Request headers; credentials are dropped when a redirect leaves the original origin. */
+  headers?: Record<string, string>;
+}
+
+export interface SafeFetchResult {
+  status: number;
+  contentType: string | null;
+  body: Buffer;
+  /** The URL of the last hop (after redirects). */
+  finalUrl: string;
+  /** The body decoded as UTF-8 (computed on access). */
+  readonly text: string;
+}
+
+export const MAX_REDIRECTS = 5;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+
+/**
+ * True only for globally routable unicast addresses. ipaddr.js names every special range
+ * (loopback, private, linkLocal, uniqueLocal, multicast, unspecified, carrierGradeNat, reserved,
+ * 6to4, teredo, rfc6052…), so anything but 'unicast' is refused. `process` turns IPv4-mapped IPv6
+ * (`::ffff:127.0.0.1`) into the IPv4 address it really is.
+ */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'unicast';
+}
+
+/** Check that `url` may be fetched; returns the parsed URL or throws FetchGuardError. */
+export async function assertFetchableUrl(url: string, opts: GuardOptions): Promise<URL> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new FetchGuardError('Invalid URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new FetchGuardError(`Only http and https URLs can be fetched, not ${parsed.protocol}`);
+  }
+  if (parsed.username || parsed.password) throw new FetchGuardError('URLs with credentials cannot be fetched');
+  if (opts.allowPrivate) return parsed;
+
+  // IPv6 literals keep their brackets in `hostname`; the URL parser already normalized IPv4 forms
+  // such as `2130706433` or `0x7f.1` to dotted quads.
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  let addresses: dns.LookupAddress[];
+  try {
+    addresses = await dns.promises.lookup(host, { all: true });
+  } catch {
+    throw new FetchGuardError(`Cannot resolve host "${host}"`);
+  }
+  if (addresses.length === 0) throw new FetchGuardError(`Cannot resolve host "${host}"`);
+  // Any non-public answer refuses the host: the connection could use any of them.
+  const blocked = addresses.find((a) => !isPublicAddress(a.address));
+  if (blocked) throw new FetchGuardError(`Host "${host}" resolves to a non-public address (${blocked.address})`);
+  return parsed;
+}
+
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+async function readCapped(response: Response, maxBytes: number): Promise<Buffer> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => {});
+    throw new FetchTooLargeError(maxBytes);
+  }
+  if (!response.body) return Buffer.alloc(0);
+  // Stream: the declared length can be missing or wrong (chunked, compressed).
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new FetchTooLargeError(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** GET `url` with the guard applied to every hop, a timeout and a body size cap. */
+export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<SafeFetchResult> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+  const signal = AbortSignal.timeout(timeoutMs);
+  let headers: Record<string, string> = { ...opts.headers };
+  try {
+    let target = await abortable(assertFetchableUrl(url, opts), signal);
+    for (let redirects = 0; ; redirects++) {
+      const response = await fetch(target, { redirect: 'manual', signal, headers });
+      const location = response.headers.get('location');
+      if (REDIRECT_STATUSES.has(response.status) && location) {
+        await response.body?.cancel().catch(() => {});
+        if (redirects >= MAX_REDIRECTS) throw new FetchGuardError(`More than ${MAX_REDIRECTS} redirects`);
+        let next: string;
+        try {
+          next = new URL(location, target).href;
+        } catch {
+          throw new FetchGuardError('Invalid redirect location');
+        }
+        const checked = await abortable(assertFetchableUrl(next, opts), signal);
+        if (checked.origin !== target.origin) {
+          headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !CREDENTIAL_HEADERS.includes(k.toLowerCase())));
+        }
+        target = checked;
+        continue;
+      }
+      const body = await readCapped(response, maxBytes);
+      return {
+        status: response.status,
+        contentType: response.headers.get('content-type'),
+        body,
+        finalUrl: target.href,
+        get text() {
+          return body.toString('utf8');
+        },
+      };
+    }
+  } catch (error) {
+    if (error instanceof FetchGuardError || error instanceof FetchTooLargeError) throw error;
+    if (signal.aborted) throw new FetchTimeoutError(`The request timed out after ${timeoutMs} ms`);
+    throw error; // network failure: fetch's TypeError
+  }
+}
