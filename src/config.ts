@@ -1,4 +1,5 @@
 // Environment, validated once at start-up.
+import crypto from 'node:crypto';
 import { z } from 'zod';
 
 const EnvSchema = z.object({
@@ -13,6 +14,8 @@ const EnvSchema = z.object({
   FILES_DIR: z.string().optional(),
   DOCGRAPH_ADMIN_TOKEN: z.string().min(16).optional(),
   DOCGRAPH_ADMIN_EMAIL: z.string().email().default('admin@docgraph.local'),
+  /** Signs visitor claims (ping). Set it when running several instances. */
+  DOCGRAPH_CLAIMS_SECRET: z.string().min(16).optional(),
   /** Allow server-side fetches (imports, OpenAPI sources) of private/loopback addresses. */
   ALLOW_PRIVATE_FETCH: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -31,6 +34,7 @@ export type Config = {
   filesDir: string;
   adminToken?: string;
   adminEmail: string;
+  claimsSecret: string;
   allowPrivateFetch: boolean;
   logLevel: string;
   embeddedPgPort: number;
@@ -55,6 +59,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     filesDir: e.FILES_DIR ?? `${e.DATA_DIR}/files`,
     adminToken: e.DOCGRAPH_ADMIN_TOKEN,
     adminEmail: e.DOCGRAPH_ADMIN_EMAIL,
+    // Without a configured secret, derive one from the admin token or draw one per process
+    // (claims then verify only on this instance).
+    claimsSecret: e.DOCGRAPH_CLAIMS_SECRET ?? (e.DOCGRAPH_ADMIN_TOKEN ? `claims:${e.DOCGRAPH_ADMIN_TOKEN}` : crypto.randomBytes(32).toString('hex')),
     allowPrivateFetch: e.ALLOW_PRIVATE_FETCH,
     logLevel: e.LOG_LEVEL,
     embeddedPgPort: e.EMBEDDED_PG_PORT,

@@ -85,7 +85,7 @@ export async function parseOpenApi(text: string, sourceUrl: string | undefined, 
           },
         },
       },
-    } as never)) as { info?: { title?: string; version?: string } };
+    } as never)) as unknown as { info?: { title?: string; version?: string } };
     const hash = crypto.createHash('sha256').update(canonicalJson(filesystem)).digest('hex');
     return { ok: true, filesystem, entry, hash, title: api.info?.title, version: api.info?.version };
   } catch (e) {

@@ -56,14 +56,6 @@ export const builder = new SchemaBuilder<{
         multiplier: Math.max(1, Math.ceil((args.first ?? args.last ?? 100) / 10)),
       }),
     },
-    defaultConnectionTypeOptions: {
-      fields: (t) => ({
-        totalCount: t.int({
-          description: 'Total number of objects in the list, whatever the page.',
-          resolve: (parent) => (typeof parent.totalCount === 'function' ? parent.totalCount() : parent.totalCount),
-        }),
-      }),
-    },
   },
   complexity: {
     defaultComplexity: 1,

@@ -1,2 +1,422 @@
-// GraphQL types, queries and mutations for this area (not yet built).
-import '../graphql/builder.ts';
+// Comments and replies on spaces and change requests.
+import { builder } from './builder.ts';
+import { DeletePayload, dropUndefined, groupByKey, loadSpaceById, loadUserById, loader, countsByKey } from './common.ts';
+import { UserRef } from './users.ts';
+import { MemberRef } from './members.ts';
+import type { Context } from './context.ts';
+import type { Comment } from '../generated/prisma/client.ts';
+import {
+  CommentListFilters,
+  commentListWhere,
+  commentPermissions,
+  deleteComment,
+  getComment,
+  getReply,
+  postComment,
+  postReply,
+  resolveScope,
+  updateComment,
+  updateReply,
+} from '../domain/comments.ts';
+import { markdownToDocument } from '../domain/markdown.ts';
+import { loadRevision, pagePaths, walkTree, type LoadedRevision } from '../domain/revisions.ts';
+import { notFound, parseInput } from '../domain/errors.ts';
+
+const CommentStatusEnum = builder.enumType('CommentStatus', { values: ['open', 'resolved'] as const });
+const CommentStatusFilterEnum = builder.enumType('CommentStatusFilter', { values: ['all', 'open', 'resolved'] as const });
+const ListOrderEnum = builder.enumType('CommentOrder', { values: ['asc', 'desc'] as const });
+
+const CommentPermissions = builder.simpleObject('CommentPermissions', {
+  fields: (t) => ({ view: t.boolean(), edit: t.boolean(), reply: t.boolean(), react: t.boolean(), delete: t.boolean() }),
+});
+
+type ReactionUser = { userId: string; reactedAt: Date };
+type ReactionGroup = { emoji: string; users: ReactionUser[] };
+
+const ReactionUserRef = builder.objectRef<ReactionUser>('ReactionUser').implement({
+  fields: (t) => ({
+    user: t.field({ type: UserRef, resolve: async (r, _a, ctx) => (await loadUserById(ctx, r.userId))! }),
+    reactedAt: t.field({ type: 'DateTime', resolve: (r) => r.reactedAt }),
+  }),
+});
+
+const ReactionRef = builder.objectRef<ReactionGroup>('EmojiReaction').implement({
+  description: 'Users who reacted with one emoji.',
+  fields: (t) => ({
+    emoji: t.string({ resolve: (r) => r.emoji }),
+    count: t.int({ resolve: (r) => r.users.length }),
+    users: t.field({ type: [ReactionUserRef], resolve: (r) => r.users }),
+  }),
+});
+
+function reactionsOf(ctx: Context, commentId: string) {
+  return loader<string, ReactionGroup[]>(ctx, 'comment.reactions', async (ids) => {
+    const rows = await ctx.prisma.reaction.findMany({ where: { commentId: { in: [...ids] } }, orderBy: { createdAt: 'asc' } });
+    return groupByKey(ids, rows, (r) => r.commentId).map((list) => {
+      const byEmoji = new Map<string, ReactionUser[]>();
+      for (const r of list) byEmoji.set(r.emoji, [...(byEmoji.get(r.emoji) ?? []), { userId: r.userId, reactedAt: r.createdAt }]);
+      return [...byEmoji].map(([emoji, users]) => ({ emoji, users }));
+    });
+  }).load(commentId);
+}
+
+function replyCount(ctx: Context, commentId: string) {
+  return loader<string, number>(ctx, 'comment.replyCount', async (ids) => {
+    const rows = await ctx.prisma.comment.groupBy({ by: ['parentId'], where: { parentId: { in: [...ids] } }, _count: { _all: true } });
+    return countsByKey(ids, rows.map((r) => ({ key: r.parentId!, count: r._count._all })));
+  }).load(commentId);
+}
+
+/** The revision page targets are resolved in: the change request's head, else the space's current one. */
+function scopeRevision(ctx: Context, comment: Comment): Promise<LoadedRevision | null> {
+  const revisionFor = loader<string, string | null>(ctx, 'comment.scopeRevisionId', async (keys) => {
+    const crIds = keys.filter((k) => k.startsWith('cr:')).map((k) => k.slice(3));
+    const spaceIds = keys.filter((k) => k.startsWith('space:')).map((k) => k.slice(6));
+    const [crs, spaces] = await Promise.all([
+      crIds.length ? ctx.prisma.changeRequest.findMany({ where: { id: { in: crIds } }, select: { id: true, revisionId: true } }) : [],
+      spaceIds.length ? ctx.prisma.space.findMany({ where: { id: { in: spaceIds } }, select: { id: true, revisionId: true } }) : [],
+    ]);
+    const m = new Map<string, string | null>([...crs.map((c) => [`cr:${c.id}`, c.revisionId] as const), ...spaces.map((s) => [`space:${s.id}`, s.revisionId] as const)]);
+    return keys.map((k) => m.get(k) ?? null);
+  });
+  const revisions = loader<string, LoadedRevision>(ctx, 'comment.loadedRevision', (ids) => Promise.all(ids.map((id) => loadRevision(ctx.prisma, id))));
+  return revisionFor
+    .load(comment.changeRequestId ? `cr:${comment.changeRequestId}` : `space:${comment.spaceId}`)
+    .then((id) => (id ? revisions.load(id) : null));
+}
+
+type TargetPage = { id: string; title: string; emoji: string | null; path: string; outdated: boolean; createdAt: Date | null; updatedAt: Date | null };
+
+const TargetPageRef = builder.objectRef<TargetPage>('CommentTargetPage').implement({
+  fields: (t) => ({
+    id: t.string({ resolve: (p) => p.id }),
+    title: t.string({ resolve: (p) => p.title }),
+    emoji: t.string({ nullable: true, resolve: (p) => p.emoji }),
+    path: t.string({ resolve: (p) => p.path }),
+    outdated: t.boolean({ description: 'True when the page changed (or disappeared) after the comment was made.', resolve: (p) => p.outdated }),
+    createdAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.updatedAt }),
+  }),
+});
+
+const CommentTargetRef = builder.objectRef<Comment>('CommentTarget').implement({
+  fields: (t) => ({
+    space: t.string({ resolve: (c) => c.spaceId }),
+    revision: t.string({ resolve: (c) => c.revisionId ?? '' }),
+    changeRequest: t.string({ nullable: true, resolve: (c) => c.changeRequestId }),
+    node: t.string({ nullable: true, resolve: (c) => c.node }),
+    page: t.field({
+      type: TargetPageRef,
+      nullable: true,
+      resolve: async (c, _a, ctx) => {
+        if (!c.pageId) return null;
+        const rev = await scopeRevision(ctx, c);
+        const entry = rev ? [...walkTree(rev.tree)].find((e) => e.node.id === c.pageId) : undefined;
+        const current = entry ? rev!.versions.get(entry.node.v) : undefined;
+        if (!current) {
+          // The page is gone: describe it as it was when commented on.
+          const old = c.pageVersionId ? await ctx.prisma.pageVersion.findUnique({ where: { id: c.pageVersionId } }) : null;
+          return { id: c.pageId, title: old?.title ?? 'Deleted page', emoji: old?.emoji ?? null, path: old?.slug ?? '', outdated: true, createdAt: old?.pageCreatedAt ?? null, updatedAt: old?.createdAt ?? null };
+        }
+        return {
+          id: c.pageId,
+          title: current.title,
+          emoji: current.emoji,
+          path: pagePaths(rev!).get(c.pageId) ?? current.slug,
+          outdated: current.id !== c.pageVersionId,
+          createdAt: current.pageCreatedAt,
+          updatedAt: current.createdAt,
+        };
+      },
+    }),
+  }),
+});
+
+const CommentUrls = builder.simpleObject('CommentUrls', { fields: (t) => ({ location: t.string() }) });
+
+function commentLocation(ctx: Context, c: Comment) {
+  const base = `${ctx.config.publicUrl}/v1/spaces/${c.spaceId}${c.changeRequestId ? `/change-requests/${c.changeRequestId}` : ''}/comments`;
+  return c.parentId ? `${base}/${c.parentId}/replies/${c.id}` : `${base}/${c.id}`;
+}
+
+async function permissionsFor(ctx: Context, c: Comment) {
+  const space = await loadSpaceById(ctx, c.spaceId);
+  const role = space ? await ctx.access.spaceRole(space) : null;
+  return commentPermissions(c, role, ctx.viewer?.user.id);
+}
+
+/** What comments and replies share, as an interface both implement. */
+const CommentEntryRef = builder.interfaceRef<Comment>('CommentEntry').implement({
+  description: 'A comment or a reply.',
+  resolveType: (c) => (c.parentId ? 'CommentReply' : 'Comment'),
+  fields: (t) => ({
+    postedBy: t.field({ type: UserRef, resolve: async (c, _a, ctx) => (await loadUserById(ctx, c.authorId))! }),
+    postedAt: t.field({ type: 'DateTime', resolve: (c) => c.postedAt }),
+    editedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.editedAt }),
+    markdown: t.string({ description: 'The body as markdown (the stored form).', resolve: (c) => c.markdown }),
+    document: t.field({ type: 'JSON', description: 'The body as a JSON document.', resolve: (c) => markdownToDocument(c.markdown) }),
+    reactions: t.field({ type: [ReactionRef], resolve: (c, _a, ctx) => reactionsOf(ctx, c.id) }),
+    urls: t.field({ type: CommentUrls, resolve: (c, _a, ctx) => ({ location: commentLocation(ctx, c) }) }),
+    permissions: t.field({ type: CommentPermissions, resolve: (c, _a, ctx) => permissionsFor(ctx, c) }),
+  }),
+});
+
+export const CommentReplyRef = builder.prismaNode('Comment', {
+  variant: 'CommentReply',
+  id: { field: 'id' },
+  description: 'A reply in a comment thread.',
+  // node(id:) finds only comments in spaces you may read.
+  findUnique: async (id, ctx) => {
+    const c = await ctx.prisma.comment.findUnique({ where: { id }, select: { spaceId: true } });
+    const space = c ? await loadSpaceById(ctx, c.spaceId) : null;
+    if (!space || space.deletedAt || !(await ctx.access.spaceRole(space))) throw notFound('Comment');
+    return { id };
+  },
+  interfaces: [CommentEntryRef],
+  fields: () => ({}),
+});
+
+export const CommentRef = builder.prismaNode('Comment', {
+  id: { field: 'id' },
+  description: 'A comment thread on a space or a change request.',
+  // node(id:) finds only comments in spaces you may read.
+  findUnique: async (id, ctx) => {
+    const c = await ctx.prisma.comment.findUnique({ where: { id }, select: { spaceId: true } });
+    const space = c ? await loadSpaceById(ctx, c.spaceId) : null;
+    if (!space || space.deletedAt || !(await ctx.access.spaceRole(space))) throw notFound('Comment');
+    return { id };
+  },
+  interfaces: [CommentEntryRef],
+  fields: (t) => ({
+    replies: t.int({ description: 'Number of replies.', resolve: (c, _a, ctx) => replyCount(ctx, c.id) }),
+    status: t.expose('status', { type: CommentStatusEnum }),
+    resolvedAt: t.expose('resolvedAt', { type: 'DateTime', nullable: true }),
+    resolvedBy: t.field({ type: UserRef, nullable: true, resolve: async (c, _a, ctx) => (c.resolvedById ? loadUserById(ctx, c.resolvedById) : null) }),
+    target: t.field({ type: CommentTargetRef, resolve: (c) => c }),
+    repliesConnection: t.relatedConnection('replies', {
+      type: CommentReplyRef,
+      cursor: 'id',
+      maxSize: 1000,
+      totalCount: true,
+      query: () => ({ orderBy: [{ postedAt: 'asc' as const }, { id: 'asc' as const }] }),
+    }),
+  }),
+});
+
+// ------------------------------------------------------------------ queries
+
+const scopeArgs = (t: PothosSchemaTypes.QueryFieldBuilder<any, any>) => ({
+  spaceId: t.arg.id({ required: true }),
+  changeRequestId: t.arg.string({ description: 'Change request id or number; omit for comments on the space itself.' }),
+});
+
+builder.queryFields((t) => ({
+  comments: t.prismaConnection({
+    type: CommentRef,
+    cursor: 'id',
+    maxSize: 1000,
+    description: 'Comment threads on a space or one of its change requests.',
+    args: {
+      ...scopeArgs(t),
+      order: t.arg({ type: ListOrderEnum }),
+      status: t.arg({ type: CommentStatusFilterEnum }),
+      targetPage: t.arg.string(),
+      authors: t.arg.stringList(),
+    },
+    resolve: async (query, _r, args, ctx) => {
+      const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
+      const filters = parseInput(CommentListFilters, dropUndefined({ order: args.order ?? undefined, status: args.status ?? undefined, targetPage: args.targetPage ?? undefined, authors: args.authors ?? undefined }));
+      return ctx.prisma.comment.findMany({ ...query, where: commentListWhere(scope, filters), orderBy: [{ postedAt: filters.order }, { id: filters.order }] });
+    },
+    totalCount: async (_r, args, ctx) => {
+      const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
+      const filters = parseInput(CommentListFilters, dropUndefined({ status: args.status ?? undefined, targetPage: args.targetPage ?? undefined, authors: args.authors ?? undefined }));
+      return ctx.prisma.comment.count({ where: commentListWhere(scope, filters) });
+    },
+  }),
+  comment: t.prismaField({
+    type: CommentRef,
+    args: { ...scopeArgs(t), id: t.arg.id({ required: true }) },
+    resolve: async (query, _r, args, ctx) => {
+      const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
+      const c = await getComment(ctx, scope, String(args.id));
+      return ctx.prisma.comment.findUniqueOrThrow({ ...query, where: { id: c.id } });
+    },
+  }),
+  commentReply: t.prismaField({
+    type: CommentReplyRef,
+    args: { ...scopeArgs(t), commentId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    resolve: async (query, _r, args, ctx) => {
+      const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
+      const c = await getReply(ctx, scope, String(args.commentId), String(args.id));
+      return ctx.prisma.comment.findUniqueOrThrow({ ...query, where: { id: c.id } });
+    },
+  }),
+  commenters: t.prismaConnection({
+    type: MemberRef,
+    cursor: 'id',
+    maxSize: 1000,
+    description: 'Members who commented in a space or one of its change requests.',
+    args: scopeArgs(t),
+    resolve: async (query, _r, args, ctx) => {
+      const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
+      return ctx.prisma.member.findMany({ ...query, where: await commentersWhere(ctx, scope), orderBy: { id: 'asc' } });
+    },
+    totalCount: async (_r, args, ctx) => {
+      const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
+      return ctx.prisma.member.count({ where: await commentersWhere(ctx, scope) });
+    },
+  }),
+  commentReplies: t.prismaConnection({
+    type: CommentReplyRef,
+    cursor: 'id',
+    maxSize: 1000,
+    args: { ...scopeArgs(t), commentId: t.arg.id({ required: true }) },
+    resolve: async (query, _r, args, ctx) => {
+      const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
+      const parent = await getComment(ctx, scope, String(args.commentId));
+      return ctx.prisma.comment.findMany({ ...query, where: { parentId: parent.id }, orderBy: [{ postedAt: 'asc' }, { id: 'asc' }] });
+    },
+    totalCount: async (_r, args, ctx) => ctx.prisma.comment.count({ where: { parentId: String(args.commentId) } }),
+  }),
+}));
+
+/** Members of the space's organization who authored a comment or reply in the scope. */
+async function commentersWhere(ctx: Context, scope: Awaited<ReturnType<typeof resolveScope>>) {
+  const authors = await ctx.prisma.comment.findMany({
+    where: { spaceId: scope.space.id, changeRequestId: scope.changeRequestId },
+    distinct: ['authorId'],
+    select: { authorId: true },
+  });
+  return { organizationId: scope.space.organizationId, userId: { in: authors.map((a) => a.authorId) } };
+}
+
+// ------------------------------------------------------------------ mutations
+
+const CommentBodyInput = builder.inputType('CommentBodyInput', {
+  description: 'One of: markdown, or a JSON document.',
+  fields: (t) => ({ markdown: t.string(), document: t.field({ type: 'JSONObject' }) }),
+});
+
+const bodyFromInput = (b: { markdown?: string | null; document?: Record<string, unknown> | null } | null | undefined) =>
+  b == null ? undefined : dropUndefined({ markdown: b.markdown ?? undefined, document: b.document ?? undefined });
+
+const scopeFields = (t: PothosSchemaTypes.InputFieldBuilder<any, 'InputObject'>) => ({
+  spaceId: t.id({ required: true }),
+  changeRequestId: t.string({ description: 'Change request id or number; omit for the space itself.' }),
+});
+
+const CommentPayload = builder.simpleObject('CommentPayload', { fields: (t) => ({ comment: t.field({ type: CommentRef }) }) });
+const CommentReplyPayload = builder.simpleObject('CommentReplyPayload', { fields: (t) => ({ reply: t.field({ type: CommentReplyRef }) }) });
+
+builder.mutationFields((t) => ({
+  postComment: t.field({
+    type: CommentPayload,
+    args: {
+      input: t.arg({
+        required: true,
+        type: builder.inputType('PostCommentInput', {
+          fields: (f) => ({ ...scopeFields(f), page: f.string(), node: f.string(), body: f.field({ type: CommentBodyInput, required: true }) }),
+        }),
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      const scope = await resolveScope(ctx, String(input.spaceId), input.changeRequestId);
+      const comment = await postComment(ctx, scope, dropUndefined({ page: input.page ?? undefined, node: input.node ?? undefined, body: bodyFromInput(input.body) }));
+      return { comment };
+    },
+  }),
+  updateComment: t.field({
+    type: CommentPayload,
+    args: {
+      input: t.arg({
+        required: true,
+        type: builder.inputType('UpdateCommentInput', {
+          fields: (f) => ({
+            ...scopeFields(f),
+            id: f.id({ required: true }),
+            resolved: f.boolean(),
+            body: f.field({ type: CommentBodyInput }),
+            addedReactions: f.stringList(),
+            removedReactions: f.stringList(),
+          }),
+        }),
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      const scope = await resolveScope(ctx, String(input.spaceId), input.changeRequestId);
+      const comment = await updateComment(ctx, scope, String(input.id), dropUndefined({
+        resolved: input.resolved ?? undefined,
+        body: bodyFromInput(input.body),
+        addedReactions: input.addedReactions ?? undefined,
+        removedReactions: input.removedReactions ?? undefined,
+      }));
+      return { comment };
+    },
+  }),
+  deleteComment: t.field({
+    type: DeletePayload,
+    args: {
+      input: t.arg({ required: true, type: builder.inputType('DeleteCommentInput', { fields: (f) => ({ ...scopeFields(f), id: f.id({ required: true }) }) }) }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      const scope = await resolveScope(ctx, String(input.spaceId), input.changeRequestId);
+      return { deleted: await deleteComment(ctx, scope, String(input.id)), deletedId: String(input.id) };
+    },
+  }),
+  postCommentReply: t.field({
+    type: CommentReplyPayload,
+    args: {
+      input: t.arg({
+        required: true,
+        type: builder.inputType('PostCommentReplyInput', {
+          fields: (f) => ({ ...scopeFields(f), commentId: f.id({ required: true }), body: f.field({ type: CommentBodyInput, required: true }) }),
+        }),
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      const scope = await resolveScope(ctx, String(input.spaceId), input.changeRequestId);
+      return { reply: await postReply(ctx, scope, String(input.commentId), { body: bodyFromInput(input.body) }) };
+    },
+  }),
+  updateCommentReply: t.field({
+    type: CommentReplyPayload,
+    args: {
+      input: t.arg({
+        required: true,
+        type: builder.inputType('UpdateCommentReplyInput', {
+          fields: (f) => ({
+            ...scopeFields(f),
+            commentId: f.id({ required: true }),
+            id: f.id({ required: true }),
+            body: f.field({ type: CommentBodyInput }),
+            addedReactions: f.stringList(),
+            removedReactions: f.stringList(),
+          }),
+        }),
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      const scope = await resolveScope(ctx, String(input.spaceId), input.changeRequestId);
+      const reply = await updateReply(ctx, scope, String(input.commentId), String(input.id), dropUndefined({
+        body: bodyFromInput(input.body),
+        addedReactions: input.addedReactions ?? undefined,
+        removedReactions: input.removedReactions ?? undefined,
+      }));
+      return { reply };
+    },
+  }),
+  deleteCommentReply: t.field({
+    type: DeletePayload,
+    args: {
+      input: t.arg({
+        required: true,
+        type: builder.inputType('DeleteCommentReplyInput', { fields: (f) => ({ ...scopeFields(f), commentId: f.id({ required: true }), id: f.id({ required: true }) }) }),
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      const scope = await resolveScope(ctx, String(input.spaceId), input.changeRequestId);
+      return { deleted: await deleteComment(ctx, scope, String(input.id), String(input.commentId)), deletedId: String(input.id) };
+    },
+  }),
+}));

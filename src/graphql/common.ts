@@ -59,3 +59,20 @@ export const DeletePayload = builder.simpleObject('DeletePayload', {
 export function dropUndefined<T extends Record<string, unknown>>(obj: T): Partial<T> {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+/** Batched lookups by id that many areas need (one statement per request and model). */
+export function loadUserById(ctx: Context, id: string) {
+  return loader<string, import('../generated/prisma/client.ts').User | null>(ctx, 'user.byId', async (ids) => {
+    const rows = await ctx.prisma.user.findMany({ where: { id: { in: [...ids] } } });
+    const m = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((i) => m.get(i) ?? null);
+  }).load(id);
+}
+
+export function loadSpaceById(ctx: Context, id: string) {
+  return loader<string, import('../generated/prisma/client.ts').Space | null>(ctx, 'space.byId', async (ids) => {
+    const rows = await ctx.prisma.space.findMany({ where: { id: { in: [...ids] } } });
+    const m = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((i) => m.get(i) ?? null);
+  }).load(id);
+}

@@ -1,2 +1,273 @@
-// GraphQL types, queries and mutations for this area (not yet built).
-import '../graphql/builder.ts';
+// Organization members: the Member node (REST addresses it by user id), member listings, and the
+// member mutations (role, removal, ping, SSO, adding by e-mail).
+import { builder } from './builder.ts';
+import { RoleEnum, DeletePayload, dropUndefined, loader } from './common.ts';
+import type { Context } from './context.ts';
+import { ROLES } from '../auth/roles.ts';
+import type { Member, Role, Space } from '../generated/prisma/client.ts';
+import { notFound } from '../domain/errors.ts';
+import {
+  memberListQuery,
+  requireListMembers,
+  getMember,
+  updateMember,
+  removeMember,
+  pingOrganization,
+  setMemberSso,
+  addMember,
+  countMemberSpaces,
+  countMemberTeams,
+  memberSpaceRoles,
+  memberKey,
+  type MemberKey,
+} from '../domain/members.ts';
+
+export const ListOrderEnum = builder.enumType('MemberListOrder', { values: ['asc', 'desc'] as const });
+const MemberRoleFilterEnum = builder.enumType('MemberRoleFilter', {
+  description: 'A role, or `guest` for members without one.',
+  values: [...ROLES, 'guest'] as const,
+});
+const MemberSortEnum = builder.enumType('MemberSort', {
+  description: '`lastSeenAt` lists only members who have been seen.',
+  values: ['joinedAt', 'lastSeenAt'] as const,
+});
+
+const parseKey = (k: string): MemberKey => {
+  const [organizationId, userId] = k.split('|');
+  return { organizationId, userId };
+};
+
+/** A per-request loader of one counter per (organization, user). */
+const counter = (ctx: Context, name: string, count: typeof countMemberSpaces) => (m: Member) =>
+  loader<string, number>(ctx, `member.${name}`, (keys) => count(ctx.prisma, keys.map(parseKey))).load(memberKey(m));
+
+const MemberPermissions = builder.simpleObject('MemberPermissions', {
+  fields: (t) => ({
+    view: t.boolean({ description: 'You can see this member.' }),
+    admin: t.boolean({ description: "You can change this member's role and SSO, or remove them." }),
+  }),
+});
+
+function loadMemberById(ctx: Context, id: string) {
+  return loader<string, Member | null>(ctx, 'member.byId', async (ids) => {
+    const rows = await ctx.prisma.member.findMany({ where: { id: { in: [...ids] } } });
+    return ids.map((i) => rows.find((r) => r.id === i) ?? null);
+  }).load(id);
+}
+
+export const MemberRef = builder.prismaNode('Member', {
+  id: { field: 'id' },
+  description: "A user's membership of an organization. The REST API addresses it by the user's id.",
+  // node(id:) finds members of organizations you belong to. Guests included, as they see the
+  // members of their teams; reading one by user id (`member`) lets guests read only themselves.
+  findUnique: async (id, ctx) => {
+    const m = await loadMemberById(ctx, id);
+    const mine = m && (await ctx.access.membership(m.organizationId));
+    if (!mine || mine.disabled) throw notFound('Member');
+    return { id };
+  },
+  fields: (t) => ({
+    role: t.expose('role', { type: RoleEnum, nullable: true, description: 'null for guests' }),
+    user: t.relation('user'),
+    organization: t.relation('organization'),
+    disabled: t.exposeBoolean('disabled'),
+    joinedAt: t.expose('joinedAt', { type: 'DateTime' }),
+    lastSeenAt: t.expose('lastSeenAt', { type: 'DateTime', nullable: true }),
+    sso: t.exposeBoolean('sso'),
+    spaces: t.int({
+      description: 'Spaces of the organization with a grant to this user directly (team and collection grants not counted).',
+      resolve: (m, _a, ctx) => counter(ctx, 'spaces', countMemberSpaces)(m),
+    }),
+    teams: t.int({
+      description: 'Teams of the organization this user belongs to.',
+      resolve: (m, _a, ctx) => counter(ctx, 'teams', countMemberTeams)(m),
+    }),
+    permissions: t.field({
+      type: MemberPermissions,
+      resolve: async (m, _a, ctx) => {
+        const p = await ctx.access.organizationPermissions(m.organizationId);
+        return { view: p.listMembers || m.userId === ctx.viewer?.user.id, admin: p.admin };
+      },
+    }),
+  }),
+});
+
+const memberListArgs = (t: any) => ({
+  order: t.arg({ type: ListOrderEnum, description: 'Default desc.' }),
+  role: t.arg({ type: MemberRoleFilterEnum }),
+  search: t.arg.string({ description: 'Case-insensitive, in display name and e-mail.' }),
+  sort: t.arg({ type: MemberSortEnum, description: 'Default joinedAt.' }),
+});
+/** The listing filters among GraphQL args (null = absent); the domain validates them. */
+const filtersOf = (args: object) => {
+  const a = args as Record<string, unknown>;
+  return Object.fromEntries(['order', 'role', 'search', 'sort'].filter((k) => a[k] != null).map((k) => [k, a[k]]));
+};
+
+builder.prismaObjectField('Organization', 'members', (t) =>
+  t.relatedConnection('members', {
+    cursor: 'id',
+    maxSize: 1000,
+    totalCount: true,
+    description: 'Members, for callers who may list them (permissions.listMembers); empty for others.',
+    args: memberListArgs(t),
+    // Folded into the organization query (no statement per organization), so access is a filter
+    // here; the top-level `members` query answers FORBIDDEN instead.
+    query: (args, ctx) => {
+      const { where, orderBy } = memberListQuery(filtersOf(args));
+      const viewerId = ctx.access.requireViewer().user.id;
+      return {
+        where: { ...where, organization: { members: { some: { userId: viewerId, disabled: false, role: { not: null } } } } },
+        orderBy,
+      };
+    },
+  }),
+);
+
+builder.queryFields((t) => ({
+  members: t.prismaConnection({
+    type: 'Member',
+    cursor: 'id',
+    maxSize: 1000,
+    description: 'Members of an organization (FORBIDDEN for guests).',
+    args: { organizationId: t.arg.id({ required: true }), ...memberListArgs(t) },
+    resolve: async (query, _r, args, ctx) => {
+      await requireListMembers(ctx, String(args.organizationId));
+      const { where, orderBy } = memberListQuery(filtersOf(args));
+      return ctx.prisma.member.findMany({ ...query, where: { ...where, organizationId: String(args.organizationId) }, orderBy });
+    },
+    // Runs without `resolve` when only totalCount is asked for, so it checks access too.
+    totalCount: async (_r, args, ctx) => {
+      await requireListMembers(ctx, String(args.organizationId));
+      const { where } = memberListQuery(filtersOf(args));
+      return ctx.prisma.member.count({ where: { ...where, organizationId: String(args.organizationId) } });
+    },
+  }),
+  member: t.prismaField({
+    type: 'Member',
+    description: 'A member of an organization, by user id.',
+    args: { organizationId: t.arg.id({ required: true }), userId: t.arg.id({ required: true }) },
+    resolve: async (query, _r, args, ctx) => {
+      const m = await getMember(ctx, String(args.organizationId), String(args.userId));
+      return ctx.prisma.member.findUniqueOrThrow({ ...query, where: { id: m.id } });
+    },
+  }),
+}));
+
+// ------------------------------------------------------------------ a member's spaces
+
+type SpaceWithPermission = Space & { memberPermission?: Role };
+
+const MemberSpacePermissionRef = builder.prismaObject('Space', {
+  variant: 'MemberSpacePermission',
+  description: "A space a member can access, with the member's role on it.",
+  fields: (t) => ({
+    permission: t.field({ type: RoleEnum, resolve: (s) => (s as SpaceWithPermission).memberPermission! }),
+    space: t.variant('Space'),
+  }),
+});
+
+/** Per request and member: computing the roles loads every space of the organization once. */
+const spaceRolesOf = (ctx: Context, m: Member) =>
+  loader<string, Map<string, Role>>(ctx, 'member.spaceRoles', (keys) =>
+    Promise.all(keys.map((k) => memberSpaceRoles(ctx, parseKey(k).organizationId, parseKey(k).userId).catch((e: Error) => e))),
+  ).load(memberKey(m));
+
+builder.prismaObjectField('Member', 'spacePermissions', (t) =>
+  t.prismaConnection({
+    type: MemberSpacePermissionRef,
+    cursor: 'id',
+    maxSize: 1000,
+    description: "The spaces this member can access and their role on each, by space creation time (org admins and the member). The same rules as the caller's own access.",
+    args: { order: t.arg({ type: ListOrderEnum, description: 'Default desc.' }) },
+    resolve: async (query, m, args, ctx) => {
+      const roles = await spaceRolesOf(ctx, m);
+      const order = args.order ?? 'desc';
+      const rows = await ctx.prisma.space.findMany({
+        ...query,
+        where: { id: { in: [...roles.keys()] } },
+        orderBy: [{ createdAt: order }, { id: order }],
+      });
+      return rows.map((r) => Object.assign(r, { memberPermission: roles.get(r.id) }));
+    },
+    totalCount: async (m, _a, ctx) => (await spaceRolesOf(ctx, m)).size,
+  }),
+);
+
+// ------------------------------------------------------------------ mutations
+
+const MemberPayload = builder.simpleObject('MemberPayload', { fields: (t) => ({ member: t.field({ type: MemberRef }) }) });
+
+const MemberTargetInput = (name: string) =>
+  builder.inputType(name, { fields: (f) => ({ organizationId: f.id({ required: true }), userId: f.id({ required: true }) }) });
+
+const UpdateMemberInput = builder.inputType('UpdateMemberInput', {
+  fields: (f) => ({
+    organizationId: f.id({ required: true }),
+    userId: f.id({ required: true }),
+    role: f.field({ type: RoleEnum, description: 'null makes the member a guest; omitted keeps the role.' }),
+  }),
+});
+
+const AddMemberInput = builder.inputType('AddMemberInput', {
+  fields: (f) => ({
+    organizationId: f.id({ required: true }),
+    email: f.string({ required: true }),
+    displayName: f.string({ description: 'For a new user; default: the part of the e-mail before @.' }),
+    role: f.field({ type: RoleEnum, description: "null adds a guest; omitted uses the organization's defaultRole." }),
+  }),
+});
+
+const PingOrganizationPayload = builder.simpleObject('PingOrganizationPayload', {
+  fields: (t) => ({
+    member: t.field({ type: MemberRef }),
+    serviceVisitorClaims: t.string({ description: 'A signed JWT (HS256, one hour) of claims about you to attach to visitor sessions.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  updateMember: t.field({
+    type: MemberPayload,
+    description: "Change a member's role (org admins). The last admin cannot be demoted (CONFLICT).",
+    args: { input: t.arg({ type: UpdateMemberInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, userId, ...fields } = input;
+      return { member: await updateMember(ctx, String(organizationId), String(userId), dropUndefined(fields)) };
+    },
+  }),
+  removeMember: t.field({
+    type: DeletePayload,
+    description: 'Remove a member with their team memberships and grants (org admins). The last admin cannot be removed (CONFLICT).',
+    args: { input: t.arg({ type: MemberTargetInput('RemoveMemberInput'), required: true }) },
+    resolve: async (_r, { input }, ctx) => ({
+      deleted: await removeMember(ctx, String(input.organizationId), String(input.userId)),
+      deletedId: String(input.userId),
+    }),
+  }),
+  setMemberSso: t.field({
+    type: MemberPayload,
+    description: 'Mark a member as an SSO member (org admins).',
+    args: { input: t.arg({ type: MemberTargetInput('SetMemberSsoInput'), required: true }) },
+    resolve: async (_r, { input }, ctx) => ({ member: await setMemberSso(ctx, String(input.organizationId), String(input.userId)) }),
+  }),
+  pingOrganization: t.field({
+    type: PingOrganizationPayload,
+    description: 'Record that you are active in the organization now.',
+    args: {
+      input: t.arg({
+        type: builder.inputType('PingOrganizationInput', { fields: (f) => ({ organizationId: f.id({ required: true }) }) }),
+        required: true,
+      }),
+    },
+    resolve: (_r, { input }, ctx) => pingOrganization(ctx, String(input.organizationId)),
+  }),
+  addMember: t.field({
+    type: MemberPayload,
+    description: 'Add a person to the organization by e-mail, creating their user when needed (org admins).',
+    args: { input: t.arg({ type: AddMemberInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, ...fields } = input;
+      return { member: await addMember(ctx, String(organizationId), dropUndefined(fields)) };
+    },
+  }),
+}));

@@ -1,2 +1,220 @@
-// GraphQL types, queries and mutations for this area (not yet built).
-import '../graphql/builder.ts';
+// OpenAPI specifications: the OpenApiSpec and OpenApiSpecVersion nodes, Organization.openApiSpecs,
+// queries by slug and version, and one mutation per operation (create, upsert, delete).
+import { builder } from './builder.ts';
+import { DeletePayload, dropUndefined } from './common.ts';
+import {
+  getOpenApiSpec,
+  getOpenApiSpecVersion,
+  createOpenApiSpec,
+  upsertOpenApiSpec,
+  deleteOpenApiSpec,
+  requireOpenApiRead,
+  openApiSpecPermissions,
+  openApiVersionContentUrl,
+} from '../domain/openapi.ts';
+import type { Context } from './context.ts';
+
+const ProcessingStateEnum = builder.enumType('OpenApiSpecProcessingState', {
+  description: 'pending: waiting for the job; progress: being fetched and parsed; complete: done (see lastProcessErrorCode).',
+  values: ['pending', 'progress', 'complete'] as const,
+});
+
+const ProcessErrorCodeEnum = builder.enumType('OpenApiSpecProcessErrorCode', {
+  values: ['FETCH_TIMEOUT', 'FETCH_ERROR', 'PARSE_ERROR'] as const,
+});
+
+const OpenApiSpecPermissions = builder.simpleObject('OpenApiSpecPermissions', {
+  description: 'What the caller may do with the specification (computed by the rule that enforces it).',
+  fields: (t) => ({ view: t.boolean(), edit: t.boolean(), delete: t.boolean() }),
+});
+
+const OpenApiSpecUrls = builder.simpleObject('OpenApiSpecUrls', {
+  fields: (t) => ({ location: t.string(), app: t.string() }),
+});
+
+const OpenApiSpecVersionUrls = builder.simpleObject('OpenApiSpecVersionUrls', {
+  fields: (t) => ({ location: t.string() }),
+});
+
+const visibleToMember = (ctx: Context) => ({
+  organization: { members: { some: { userId: ctx.viewer?.user.id ?? '', disabled: false, role: { not: null } } } },
+});
+
+export const OpenApiSpecVersionRef = builder.prismaNode('OpenApiSpecVersion', {
+  id: { field: 'id' },
+  description: 'One processed content of a specification. A new version is recorded only when the content changes.',
+  // Only what lists need; `filesystem` is loaded when selected.
+  select: { id: true, specId: true },
+  findUnique: (id, ctx) => ({ id, spec: visibleToMember(ctx) }),
+  fields: (t) => ({
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    hash: t.exposeString('contentHash', { description: 'Hash of the parsed content.' }),
+    filesystem: t.field({
+      type: 'JSONObject',
+      description: 'The specification files (entry file and resolved external references).',
+      select: { filesystem: true },
+      resolve: (v) => v.filesystem as Record<string, unknown>,
+    }),
+    url: t.string({
+      description: 'Where the content of this version can be fetched.',
+      select: { spec: { select: { organizationId: true, slug: true } } },
+      resolve: (v, _a, ctx) => openApiVersionContentUrl(ctx.config.publicUrl, v.spec.organizationId, v.spec.slug, v.id),
+    }),
+    urls: t.field({
+      type: OpenApiSpecVersionUrls,
+      select: { spec: { select: { organizationId: true, slug: true } } },
+      resolve: (v, _a, ctx) => ({
+        location: `${ctx.config.publicUrl}/v1/orgs/${v.spec.organizationId}/openapi/${v.spec.slug}/versions/${v.id}`,
+      }),
+    }),
+    spec: t.relation('spec'),
+  }),
+});
+
+export const OpenApiSpecRef = builder.prismaNode('OpenApiSpec', {
+  id: { field: 'id' },
+  description: 'An OpenAPI specification of an organization, processed in the background into versions.',
+  findUnique: (id, ctx) => ({ id, ...visibleToMember(ctx) }),
+  // Never the source text (up to 10 MB) unless asked for.
+  select: { id: true, organizationId: true, slug: true, lastVersionId: true, lastProcessErrorCode: true },
+  fields: (t) => ({
+    slug: t.exposeString('slug'),
+    sourceURL: t.exposeString('sourceURL', { nullable: true, description: 'The URL the specification is fetched from (null for text sources).' }),
+    processingState: t.expose('processingState', { type: ProcessingStateEnum }),
+    lastVersion: t.exposeString('lastVersionId', { nullable: true, description: 'Id of the latest version.' }),
+    latestVersion: t.prismaField({
+      type: 'OpenApiSpecVersion',
+      nullable: true,
+      resolve: (query, spec, _a, ctx) =>
+        spec.lastVersionId ? ctx.prisma.openApiSpecVersion.findUnique({ ...query, where: { id: spec.lastVersionId } }) : null,
+    }),
+    lastProcessedAt: t.expose('lastProcessedAt', { type: 'DateTime', nullable: true }),
+    lastProcessErrorCode: t.field({
+      type: ProcessErrorCodeEnum,
+      nullable: true,
+      resolve: (s) => s.lastProcessErrorCode as 'FETCH_TIMEOUT' | 'FETCH_ERROR' | 'PARSE_ERROR' | null,
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    organizationId: t.exposeString('organizationId'),
+    organization: t.relation('organization'),
+    versions: t.relatedConnection('versions', {
+      cursor: 'id',
+      maxSize: 1000,
+      totalCount: true,
+      description: 'Versions, newest first.',
+      query: () => ({ orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] }),
+    }),
+    permissions: t.field({ type: OpenApiSpecPermissions, resolve: (s, _a, ctx) => openApiSpecPermissions(ctx, s.organizationId) }),
+    urls: t.field({
+      type: OpenApiSpecUrls,
+      resolve: (s, _a, ctx) => ({
+        location: `${ctx.config.publicUrl}/v1/orgs/${s.organizationId}/openapi/${s.slug}`,
+        app: `${ctx.config.appUrl}/o/${s.organizationId}/openapi/${s.slug}`,
+      }),
+    }),
+  }),
+});
+
+builder.prismaObjectField('Organization', 'openApiSpecs', (t) =>
+  t.prismaConnection({
+    type: 'OpenApiSpec',
+    cursor: 'id',
+    maxSize: 1000,
+    description: 'OpenAPI specifications, oldest first (members with a role only).',
+    resolve: async (query, org, _a, ctx) => {
+      await requireOpenApiRead(ctx, org.id);
+      return ctx.prisma.openApiSpec.findMany({ ...query, where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    },
+    totalCount: (org, _a, ctx) => ctx.prisma.openApiSpec.count({ where: { organizationId: org.id } }),
+  }),
+);
+
+builder.queryFields((t) => ({
+  openApiSpec: t.prismaField({
+    type: 'OpenApiSpec',
+    args: { organizationId: t.arg.id({ required: true }), slug: t.arg.string({ required: true }) },
+    resolve: async (query, _r, args, ctx) => {
+      const spec = await getOpenApiSpec(ctx, String(args.organizationId), args.slug);
+      return ctx.prisma.openApiSpec.findUniqueOrThrow({ ...query, where: { id: spec.id } });
+    },
+  }),
+  openApiSpecVersion: t.prismaField({
+    type: 'OpenApiSpecVersion',
+    description: 'A version of a specification; `versionId` may be `latest`.',
+    args: {
+      organizationId: t.arg.id({ required: true }),
+      slug: t.arg.string({ required: true }),
+      versionId: t.arg.string({ required: true }),
+    },
+    resolve: async (query, _r, args, ctx) => {
+      const { version } = await getOpenApiSpecVersion(ctx, String(args.organizationId), args.slug, args.versionId);
+      return ctx.prisma.openApiSpecVersion.findUniqueOrThrow({ ...query, where: { id: version.id } });
+    },
+  }),
+}));
+
+const OpenApiSpecSourceInput = builder.inputType('OpenApiSpecSourceInput', {
+  description: 'Exactly one of `url` (fetched by the server) or `text`.',
+  fields: (t) => ({ url: t.string(), text: t.string() }),
+});
+
+const CreateOpenApiSpecInput = builder.inputType('CreateOpenApiSpecInput', {
+  fields: (t) => ({
+    organizationId: t.id({ required: true }),
+    slug: t.string({ required: true }),
+    source: t.field({ type: OpenApiSpecSourceInput, required: true }),
+  }),
+});
+
+const UpsertOpenApiSpecInput = builder.inputType('UpsertOpenApiSpecInput', {
+  fields: (t) => ({
+    organizationId: t.id({ required: true }),
+    slug: t.string({ required: true }),
+    source: t.field({ type: OpenApiSpecSourceInput, required: true }),
+  }),
+});
+
+const DeleteOpenApiSpecInput = builder.inputType('DeleteOpenApiSpecInput', {
+  fields: (t) => ({ organizationId: t.id({ required: true }), slug: t.string({ required: true }) }),
+});
+
+const CreateOpenApiSpecPayload = builder.simpleObject('CreateOpenApiSpecPayload', {
+  fields: (t) => ({ openApiSpec: t.field({ type: OpenApiSpecRef }) }),
+});
+
+const UpsertOpenApiSpecPayload = builder.simpleObject('UpsertOpenApiSpecPayload', {
+  fields: (t) => ({
+    openApiSpec: t.field({ type: OpenApiSpecRef }),
+    created: t.boolean({ description: 'True when the specification did not exist (REST answers 201, else 200).' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createOpenApiSpec: t.field({
+    type: CreateOpenApiSpecPayload,
+    description: 'REST: POST /v1/orgs/{organizationId}/openapi. Processing runs in the background.',
+    args: { input: t.arg({ type: CreateOpenApiSpecInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => ({
+      openApiSpec: await createOpenApiSpec(ctx, String(input.organizationId), { slug: input.slug, source: dropUndefined(input.source) }),
+    }),
+  }),
+  upsertOpenApiSpec: t.field({
+    type: UpsertOpenApiSpecPayload,
+    description: 'REST: PUT /v1/orgs/{organizationId}/openapi/{specSlug}. Creates or replaces the source and reprocesses.',
+    args: { input: t.arg({ type: UpsertOpenApiSpecInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { spec, created } = await upsertOpenApiSpec(ctx, String(input.organizationId), input.slug, { source: dropUndefined(input.source) });
+      return { openApiSpec: spec, created };
+    },
+  }),
+  deleteOpenApiSpec: t.field({
+    type: DeletePayload,
+    description: 'REST: DELETE /v1/orgs/{organizationId}/openapi/{specSlug} (205 deleted, 204 absent).',
+    args: { input: t.arg({ type: DeleteOpenApiSpecInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => ({
+      deleted: await deleteOpenApiSpec(ctx, String(input.organizationId), input.slug),
+      deletedId: null,
+    }),
+  }),
+}));

@@ -42,6 +42,11 @@ const DefaultContent = builder.simpleObject('OrganizationDefaultContent', {
 export const OrganizationRef = builder.prismaNode('Organization', {
   id: { field: 'id' },
   description: 'An organization: members, teams, content and sites.',
+  // node(id:) finds only organizations you belong to.
+  findUnique: async (id, ctx) => {
+    await ctx.access.requireOrganization(id);
+    return { id };
+  },
   fields: (t) => ({
     title: t.exposeString('title'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),

@@ -1,2 +1,368 @@
-// GraphQL types, queries and mutations for this area (not yet built).
-import '../graphql/builder.ts';
+// Teams: the Team node with its members connection, team listings, a member's teams, and the team
+// mutations.
+import { builder } from './builder.ts';
+import { DeletePayload, dropUndefined, loader } from './common.ts';
+import type { Context } from './context.ts';
+import { MemberRef } from './members.ts';
+import type { Member, Team, TeamMember } from '../generated/prisma/client.ts';
+import { memberKey, requireMemberTeamsAccess } from '../domain/members.ts';
+import { notFound } from '../domain/errors.ts';
+import {
+  teamListQuery,
+  requireListTeams,
+  requireTeam,
+  teamPermissionsFor,
+  createTeam,
+  updateTeam,
+  deleteTeam,
+  updateTeamMembers,
+  setTeamMember,
+  removeTeamMember,
+  countTeamSpaces,
+  teamRolesOfUser,
+} from '../domain/teams.ts';
+
+export const TeamRoleEnum = builder.enumType('TeamRole', {
+  description: '`owner` can manage the team; `member` belongs to it.',
+  values: ['owner', 'member'] as const,
+});
+
+const TeamPermissions = builder.simpleObject('TeamPermissions', {
+  fields: (t) => ({
+    admin: t.boolean({ description: 'You can rename or delete the team and manage its members.' }),
+    view: t.boolean({ description: 'You can see the team and list its members.' }),
+  }),
+});
+
+async function teamPermissions(ctx: Context, team: Pick<Team, 'id' | 'organizationId'>) {
+  const viewerId = ctx.access.requireViewer().user.id;
+  const [membership, role] = await Promise.all([
+    ctx.access.membership(team.organizationId),
+    loader(ctx, 'team.viewerRole', (ids: readonly string[]) => teamRolesOfUser(ctx.prisma, viewerId, ids)).load(team.id),
+  ]);
+  return teamPermissionsFor(membership, role);
+}
+
+function loadTeamById(ctx: Context, id: string) {
+  return loader<string, Team | null>(ctx, 'team.byId', async (ids) => {
+    const rows = await ctx.prisma.team.findMany({ where: { id: { in: [...ids] } } });
+    return ids.map((i) => rows.find((r) => r.id === i) ?? null);
+  }).load(id);
+}
+
+export const TeamRef = builder.prismaNode('Team', {
+  id: { field: 'id' },
+  description: 'A group of organization members, granted access to content together.',
+  // node(id:) finds only teams you may view.
+  findUnique: async (id, ctx) => {
+    const team = await loadTeamById(ctx, id);
+    if (!team || !(await teamPermissions(ctx, team)).view) throw notFound('Team');
+    return { id };
+  },
+  fields: (t) => ({
+    title: t.exposeString('title'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    organization: t.relation('organization'),
+    members: t.relatedConnection('members', {
+      cursor: 'teamId_userId',
+      maxSize: 1000,
+      totalCount: true,
+      query: { orderBy: [{ createdAt: 'asc' }, { userId: 'asc' }] },
+    }),
+    spaces: t.int({
+      description: 'Spaces with a grant to this team.',
+      resolve: (team, _a, ctx) => loader(ctx, 'team.spaces', (ids: readonly string[]) => countTeamSpaces(ctx.prisma, ids)).load(team.id),
+    }),
+    permissions: t.field({ type: TeamPermissions, resolve: (team, _a, ctx) => teamPermissions(ctx, team) }),
+  }),
+});
+
+/** The organization membership behind a team membership. */
+function memberOf(ctx: Context, organizationId: string, userId: string) {
+  return loader<string, Member>(ctx, 'team.member', async (keys) => {
+    const pairs = keys.map((k) => k.split('|'));
+    const rows = await ctx.prisma.member.findMany({
+      where: { organizationId: { in: [...new Set(pairs.map((p) => p[0]))] }, userId: { in: [...new Set(pairs.map((p) => p[1]))] } },
+    });
+    const byKey = new Map(rows.map((m) => [memberKey(m), m]));
+    return keys.map((k) => byKey.get(k) ?? new Error('Member not found'));
+  }).load(`${organizationId}|${userId}`);
+}
+
+export const TeamMemberRef = builder.prismaObject('TeamMember', {
+  description: "A user's membership of a team.",
+  findUnique: (tm) => ({ teamId_userId: { teamId: tm.teamId, userId: tm.userId } }),
+  fields: (t) => ({
+    role: t.expose('role', { type: TeamRoleEnum }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    team: t.relation('team'),
+    user: t.relation('user'),
+    member: t.field({
+      type: MemberRef,
+      description: 'The same user as a member of the organization.',
+      select: { team: { select: { organizationId: true } } },
+      resolve: (tm, _a, ctx) => memberOf(ctx, tm.team.organizationId, tm.userId),
+    }),
+    permissions: t.field({
+      type: builder.simpleObject('TeamMemberPermissions', { fields: (f) => ({ view: f.boolean() }) }),
+      select: { team: { select: { id: true, organizationId: true } } },
+      resolve: async (tm, _a, ctx) => ({ view: (await teamPermissions(ctx, tm.team)).view }),
+    }),
+  }),
+});
+
+const teamListArgs = (t: any) => ({
+  owner: t.arg.id({ description: 'A user id: only the teams that user owns.' }),
+  title: t.arg.string({ description: 'Case-insensitive contains filter on the title.' }),
+});
+const filtersOf = (args: object) => {
+  const a = args as Record<string, unknown>;
+  return Object.fromEntries(['owner', 'title'].filter((k) => a[k] != null).map((k) => [k, a[k]]));
+};
+
+builder.prismaObjectField('Organization', 'teams', (t) =>
+  t.relatedConnection('teams', {
+    cursor: 'id',
+    maxSize: 1000,
+    totalCount: true,
+    description: 'Teams you can view: all of them for non-guest members, your own for guests.',
+    args: teamListArgs(t),
+    // Folded into the organization query, so access is a filter here; the top-level `teams`
+    // query answers FORBIDDEN instead.
+    query: (args, ctx) => {
+      const { where, orderBy } = teamListQuery(filtersOf(args));
+      const viewerId = ctx.access.requireViewer().user.id;
+      return {
+        where: {
+          AND: [
+            where,
+            {
+              OR: [
+                { organization: { members: { some: { userId: viewerId, disabled: false, role: { not: null } } } } },
+                { members: { some: { userId: viewerId } } },
+              ],
+            },
+          ],
+        },
+        orderBy,
+      };
+    },
+  }),
+);
+
+builder.queryFields((t) => ({
+  teams: t.prismaConnection({
+    type: 'Team',
+    cursor: 'id',
+    maxSize: 1000,
+    description: 'Teams of an organization (FORBIDDEN for guests).',
+    args: { organizationId: t.arg.id({ required: true }), ...teamListArgs(t) },
+    resolve: async (query, _r, args, ctx) => {
+      await requireListTeams(ctx, String(args.organizationId));
+      const { where, orderBy } = teamListQuery(filtersOf(args));
+      return ctx.prisma.team.findMany({ ...query, where: { ...where, organizationId: String(args.organizationId) }, orderBy });
+    },
+    // Runs without `resolve` when only totalCount is asked for, so it checks access too.
+    totalCount: async (_r, args, ctx) => {
+      await requireListTeams(ctx, String(args.organizationId));
+      const { where } = teamListQuery(filtersOf(args));
+      return ctx.prisma.team.count({ where: { ...where, organizationId: String(args.organizationId) } });
+    },
+  }),
+  team: t.prismaField({
+    type: 'Team',
+    args: { organizationId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    resolve: async (query, _r, args, ctx) => {
+      const team = await requireTeam(ctx, String(args.organizationId), String(args.id), 'view');
+      return ctx.prisma.team.findUniqueOrThrow({ ...query, where: { id: team.id } });
+    },
+  }),
+}));
+
+// ------------------------------------------------------------------ a member's teams
+
+type Membership = TeamMember & { team: Team };
+
+/** A member's team memberships in the organization (pageOf orders them); batched over members. */
+function membershipsOf(ctx: Context, m: Member, title?: string) {
+  return loader<string, Membership[]>(ctx, `member.teamMemberships:${title ?? ''}`, async (keys) => {
+    const pairs = keys.map((k) => k.split('|'));
+    const rows = await ctx.prisma.teamMember.findMany({
+      where: {
+        userId: { in: [...new Set(pairs.map((p) => p[1]))] },
+        team: {
+          organizationId: { in: [...new Set(pairs.map((p) => p[0]))] },
+          ...(title ? { title: { contains: title, mode: 'insensitive' as const } } : {}),
+        },
+      },
+      include: { team: true },
+    });
+    return keys.map((k) => rows.filter((r) => `${r.team.organizationId}|${r.userId}` === k));
+  }).load(memberKey(m));
+}
+
+// Cursors over an in-memory list are its sort key (team creation time, then id), so pages stay
+// stable when teams are added or removed between requests.
+const sortKey = (m: Membership) => `${m.team.createdAt.toISOString()}|${m.teamId}`;
+const toCursor = (key: string) => Buffer.from(key).toString('base64url');
+const fromCursor = (cursor: string) => Buffer.from(cursor, 'base64url').toString('utf8');
+
+type PageArgs = { first?: number | null; after?: string | null; last?: number | null; before?: string | null };
+
+function pageOf(rows: Membership[], args: PageArgs) {
+  const items = rows.map((node) => ({ key: sortKey(node), node })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const position = (cursor: string | null | undefined, fallback: number, test: (key: string, c: string) => boolean) => {
+    if (!cursor) return fallback;
+    const i = items.findIndex((x) => test(x.key, fromCursor(cursor)));
+    return i < 0 ? items.length : i;
+  };
+  let start = position(args.after, 0, (k, c) => k > c);
+  let end = position(args.before, items.length, (k, c) => k >= c);
+  const size = (n: number) => Math.max(0, Math.min(n, 1000));
+  if (args.first != null) end = Math.min(end, start + size(args.first));
+  else if (args.last != null) start = Math.max(start, end - size(args.last));
+  else end = Math.min(end, start + 1000);
+  const edges = items.slice(start, end).map((x) => ({ cursor: toCursor(x.key), node: x.node }));
+  return {
+    edges,
+    totalCount: items.length,
+    pageInfo: {
+      hasNextPage: end < items.length,
+      hasPreviousPage: start > 0,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}
+
+builder.prismaObjectField('Member', 'teamMemberships', (t) =>
+  t.connection({
+    type: TeamMemberRef,
+    description: "This member's teams with their role in each.",
+    args: { title: t.arg.string({ description: 'Case-insensitive contains filter on the team title.' }) },
+    resolve: async (m, args, ctx) => {
+      // Queued before the access check so the rows of every member load in one batch.
+      const rows = membershipsOf(ctx, m, args.title?.trim() || undefined);
+      await requireMemberTeamsAccess(ctx, m.organizationId, m.userId);
+      return pageOf(await rows, args);
+    },
+  }, {
+    // The builder's default connection fields are replaced by these options, so declare it here.
+    fields: (c) => ({ totalCount: c.int({ resolve: (p) => (p as unknown as { totalCount: number }).totalCount }) }),
+  }),
+);
+
+// ------------------------------------------------------------------ mutations
+
+const TeamPayload = builder.simpleObject('TeamPayload', { fields: (t) => ({ team: t.field({ type: TeamRef }) }) });
+
+const TeamTargetInput = (name: string) =>
+  builder.inputType(name, { fields: (f) => ({ organizationId: f.id({ required: true }), teamId: f.id({ required: true }) }) });
+
+const TeamMemberTargetInput = (name: string, extra = false) =>
+  builder.inputType(name, {
+    fields: (f) => ({
+      organizationId: f.id({ required: true }),
+      teamId: f.id({ required: true }),
+      userId: f.id({ required: true }),
+      ...(extra ? { role: f.field({ type: TeamRoleEnum, description: 'Default member for a newcomer; omitted keeps the role.' }) } : {}),
+    }),
+  });
+
+const TeamMembershipInput = builder.inputType('TeamMembershipInput', {
+  fields: (f) => ({
+    user: f.string({ required: true, description: 'A user id or e-mail address.' }),
+    role: f.field({ type: TeamRoleEnum, required: true }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createTeam: t.field({
+    type: TeamPayload,
+    description: 'Create a team (non-guest members; a creator who is not an org admin becomes its owner).',
+    args: {
+      input: t.arg({
+        type: builder.inputType('CreateTeamInput', {
+          fields: (f) => ({
+            organizationId: f.id({ required: true }),
+            title: f.string({ required: true }),
+            members: f.stringList({ description: 'User ids (or e-mail addresses) of organization members.' }),
+          }),
+        }),
+        required: true,
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, ...fields } = input;
+      return { team: await createTeam(ctx, String(organizationId), dropUndefined(fields)) };
+    },
+  }),
+  updateTeam: t.field({
+    type: TeamPayload,
+    description: 'Rename a team (org admins and team owners).',
+    args: {
+      input: t.arg({
+        type: builder.inputType('UpdateTeamInput', {
+          fields: (f) => ({ organizationId: f.id({ required: true }), teamId: f.id({ required: true }), title: f.string({ required: true }) }),
+        }),
+        required: true,
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => ({
+      team: await updateTeam(ctx, String(input.organizationId), String(input.teamId), { title: input.title }),
+    }),
+  }),
+  deleteTeam: t.field({
+    type: DeletePayload,
+    description: 'Delete a team and its grants (org admins and team owners). Idempotent.',
+    args: { input: t.arg({ type: TeamTargetInput('DeleteTeamInput'), required: true }) },
+    resolve: async (_r, { input }, ctx) => ({
+      deleted: await deleteTeam(ctx, String(input.organizationId), String(input.teamId)),
+      deletedId: String(input.teamId),
+    }),
+  }),
+  updateTeamMembers: t.field({
+    type: TeamPayload,
+    description: 'Add, remove and set roles of team members in one step. A user both added and removed is removed.',
+    args: {
+      input: t.arg({
+        type: builder.inputType('UpdateTeamMembersInput', {
+          fields: (f) => ({
+            organizationId: f.id({ required: true }),
+            teamId: f.id({ required: true }),
+            add: f.stringList({ description: 'User ids or e-mail addresses.' }),
+            remove: f.stringList({ description: 'User ids or e-mail addresses.' }),
+            memberships: f.field({ type: [TeamMembershipInput], description: 'Roles to set (adds the user when needed).' }),
+          }),
+        }),
+        required: true,
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, teamId, memberships, ...rest } = input;
+      const body = dropUndefined({
+        ...rest,
+        memberships: memberships ? Object.fromEntries(memberships.map((m) => [m.user, { role: m.role }])) : undefined,
+      });
+      return { team: await updateTeamMembers(ctx, String(organizationId), String(teamId), body) };
+    },
+  }),
+  setTeamMember: t.field({
+    type: builder.simpleObject('SetTeamMemberPayload', { fields: (f) => ({ teamMember: f.field({ type: TeamMemberRef }) }) }),
+    description: "Add a member to a team or change their role (org admins and team owners).",
+    args: { input: t.arg({ type: TeamMemberTargetInput('SetTeamMemberInput', true), required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, teamId, userId, ...fields } = input as typeof input & { role?: 'owner' | 'member' | null };
+      return { teamMember: await setTeamMember(ctx, String(organizationId), String(teamId), String(userId), dropUndefined(fields)) };
+    },
+  }),
+  removeTeamMember: t.field({
+    type: DeletePayload,
+    description: 'Remove a member from a team (org admins and team owners). Idempotent.',
+    args: { input: t.arg({ type: TeamMemberTargetInput('RemoveTeamMemberInput'), required: true }) },
+    resolve: async (_r, { input }, ctx) => ({
+      deleted: await removeTeamMember(ctx, String(input.organizationId), String(input.teamId), String(input.userId)),
+      deletedId: String(input.userId),
+    }),
+  }),
+}));

@@ -1,2 +1,128 @@
-// GraphQL types, queries and mutations for this area (not yet built).
-import '../graphql/builder.ts';
+// Translation settings: the TranslationSettings node, Organization.translations, the query by id
+// and one mutation per operation (create, update, delete).
+import { builder } from './builder.ts';
+import { DeletePayload, dropUndefined } from './common.ts';
+import {
+  getTranslationSettings,
+  createTranslationSettings,
+  updateTranslationSettings,
+  deleteTranslationSettings,
+  requireTranslationsRead,
+  translationSettingsPermissions,
+} from '../domain/translations.ts';
+
+const TranslationSettingsPermissions = builder.simpleObject('TranslationSettingsPermissions', {
+  description: 'What the caller may do with the translation settings (computed by the rule that enforces it).',
+  fields: (t) => ({ view: t.boolean(), edit: t.boolean() }),
+});
+
+const TranslationSettingsUrls = builder.simpleObject('TranslationSettingsUrls', {
+  fields: (t) => ({ location: t.string() }),
+});
+
+export const TranslationSettingsRef = builder.prismaNode('TranslationSettings', {
+  id: { field: 'id' },
+  description: 'Translation settings of an organization: a title and target languages (BCP 47 tags).',
+  // node(id:) only finds settings of organizations where the caller is a member with a role.
+  findUnique: (id, ctx) => ({
+    id,
+    organization: { members: { some: { userId: ctx.viewer?.user.id ?? '', disabled: false, role: { not: null } } } },
+  }),
+  fields: (t) => ({
+    title: t.exposeString('title'),
+    languages: t.exposeStringList('languages', { description: 'Canonical BCP 47 language tags.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    organizationId: t.exposeString('organizationId'),
+    organization: t.relation('organization'),
+    permissions: t.field({
+      type: TranslationSettingsPermissions,
+      resolve: (s, _a, ctx) => translationSettingsPermissions(ctx, s.organizationId),
+    }),
+    urls: t.field({
+      type: TranslationSettingsUrls,
+      resolve: (s, _a, ctx) => ({ location: `${ctx.config.publicUrl}/v1/orgs/${s.organizationId}/translations/${s.id}` }),
+    }),
+  }),
+});
+
+builder.prismaObjectField('Organization', 'translations', (t) =>
+  t.prismaConnection({
+    type: 'TranslationSettings',
+    cursor: 'id',
+    maxSize: 1000,
+    description: 'Translation settings, oldest first (members with a role only).',
+    resolve: async (query, org, _a, ctx) => {
+      await requireTranslationsRead(ctx, org.id);
+      return ctx.prisma.translationSettings.findMany({ ...query, where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    },
+    totalCount: (org, _a, ctx) => ctx.prisma.translationSettings.count({ where: { organizationId: org.id } }),
+  }),
+);
+
+builder.queryField('translationSettings', (t) =>
+  t.prismaField({
+    type: 'TranslationSettings',
+    args: { organizationId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    resolve: async (query, _r, args, ctx) => {
+      const s = await getTranslationSettings(ctx, String(args.organizationId), String(args.id));
+      return ctx.prisma.translationSettings.findUniqueOrThrow({ ...query, where: { id: s.id } });
+    },
+  }),
+);
+
+const TranslationSettingsPayload = builder.simpleObject('TranslationSettingsPayload', {
+  fields: (t) => ({ translationSettings: t.field({ type: TranslationSettingsRef }) }),
+});
+
+const CreateTranslationSettingsInput = builder.inputType('CreateTranslationSettingsInput', {
+  fields: (t) => ({
+    organizationId: t.id({ required: true }),
+    title: t.string({ required: true, description: '1 to 100 characters.' }),
+    languages: t.stringList({ description: 'BCP 47 language tags; canonicalized.' }),
+  }),
+});
+
+const UpdateTranslationSettingsInput = builder.inputType('UpdateTranslationSettingsInput', {
+  description: 'Replaces the title; `languages`, when given, replaces the list.',
+  fields: (t) => ({
+    organizationId: t.id({ required: true }),
+    id: t.id({ required: true }),
+    title: t.string({ required: true }),
+    languages: t.stringList(),
+  }),
+});
+
+const DeleteTranslationSettingsInput = builder.inputType('DeleteTranslationSettingsInput', {
+  fields: (t) => ({ organizationId: t.id({ required: true }), id: t.id({ required: true }) }),
+});
+
+builder.mutationFields((t) => ({
+  createTranslationSettings: t.field({
+    type: TranslationSettingsPayload,
+    description: 'REST: POST /v1/orgs/{organizationId}/translations',
+    args: { input: t.arg({ type: CreateTranslationSettingsInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, ...fields } = input;
+      return { translationSettings: await createTranslationSettings(ctx, String(organizationId), dropUndefined(fields)) };
+    },
+  }),
+  updateTranslationSettings: t.field({
+    type: TranslationSettingsPayload,
+    description: 'REST: PUT /v1/orgs/{organizationId}/translations/{translationSettingsId}',
+    args: { input: t.arg({ type: UpdateTranslationSettingsInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, id, ...fields } = input;
+      return { translationSettings: await updateTranslationSettings(ctx, String(organizationId), String(id), dropUndefined(fields)) };
+    },
+  }),
+  deleteTranslationSettings: t.field({
+    type: DeletePayload,
+    description: 'REST: DELETE /v1/orgs/{organizationId}/translations/{translationSettingsId} (205 deleted, 204 absent).',
+    args: { input: t.arg({ type: DeleteTranslationSettingsInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => ({
+      deleted: await deleteTranslationSettings(ctx, String(input.organizationId), String(input.id)),
+      deletedId: String(input.id),
+    }),
+  }),
+}));

@@ -8,6 +8,18 @@ import { badRequest, notFound } from '../domain/errors.ts';
 export const UserRef = builder.prismaNode('User', {
   id: { field: 'id' },
   description: 'A person with an account.',
+  // node(id:) finds yourself and people who share an organization with you.
+  findUnique: async (id, ctx) => {
+    const viewer = ctx.access.requireViewer();
+    if (id !== viewer.user.id) {
+      const shared = await ctx.prisma.member.findFirst({
+        where: { userId: id, organization: { members: { some: { userId: viewer.user.id, disabled: false } } } },
+        select: { id: true },
+      });
+      if (!shared) throw notFound('User');
+    }
+    return { id };
+  },
   fields: (t) => ({
     displayName: t.exposeString('displayName'),
     email: t.exposeString('email', { nullable: true }),

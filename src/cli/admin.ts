@@ -1,0 +1,149 @@
+// Admin CLI: `npm run admin -- <command> [options]`. Works on DATABASE_URL, or on the embedded
+// PostgreSQL under DATA_DIR (used when a server already runs it, started here otherwise).
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { loadConfig } from '../config.ts';
+import { startEmbeddedPostgres, ensureDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
+import { migrate } from '../db/migrate.ts';
+import { createPrisma, type Db } from '../db/client.ts';
+import { AppError } from '../domain/errors.ts';
+import { findOrCreateUser, createOrganizationWithAdmin, addMembership, createApiToken } from '../domain/users.ts';
+import { ROLES, isRole } from '../auth/roles.ts';
+
+const USAGE = `Usage: npm run admin -- <command> [options]
+
+  create-user  --email <email> --name <display name>     create a user (or show the existing one)
+  create-org   --title <title> --admin-email <email>     create an organization with that admin
+  add-member   --org <org id> --email <email> --role <${ROLES.join('|')}|guest>
+  create-token --email <email> [--label <label>]         issue an API token (prints only the token)
+  list-orgs                                              id, title and member count of every organization
+
+Uses DATABASE_URL, else the embedded PostgreSQL in DATA_DIR (default ./.data/pg).`;
+
+const OPTIONS = {
+  email: { type: 'string' },
+  name: { type: 'string' },
+  title: { type: 'string' },
+  'admin-email': { type: 'string' },
+  org: { type: 'string' },
+  role: { type: 'string' },
+  label: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Options = Partial<Record<Exclude<keyof typeof OPTIONS, 'help'>, string>>;
+
+class UsageError extends Error {}
+
+function required(opts: Options, name: keyof Options): string {
+  const v = opts[name]?.trim();
+  if (!v) throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+const displayNameFor = (email: string) => email.split('@')[0] || email;
+
+async function userByEmail(db: Db, email: string) {
+  const user = await db.user.findUnique({ where: { email: email.toLowerCase() } });
+  if (!user) throw new AppError('NOT_FOUND', `No user with e-mail ${email} (create it with create-user)`);
+  return user;
+}
+
+const commands: Record<string, (db: Db, opts: Options) => Promise<string>> = {
+  async 'create-user'(db, opts) {
+    const email = required(opts, 'email');
+    const user = await db.$transaction((tx) => findOrCreateUser(tx, { email, displayName: required(opts, 'name') }));
+    return `${user.id}\t${user.email}\t${user.displayName}`;
+  },
+
+  async 'create-org'(db, opts) {
+    const title = required(opts, 'title');
+    const adminEmail = required(opts, 'admin-email');
+    const org = await db.$transaction(async (tx) => {
+      const admin = await findOrCreateUser(tx, { email: adminEmail, displayName: displayNameFor(adminEmail) });
+      return createOrganizationWithAdmin(tx, title, admin.id);
+    });
+    return `${org.id}\t${org.title}`;
+  },
+
+  async 'add-member'(db, opts) {
+    const organizationId = required(opts, 'org');
+    const email = required(opts, 'email');
+    const roleArg = required(opts, 'role');
+    if (roleArg !== 'guest' && !isRole(roleArg)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, guest`);
+    const role = roleArg === 'guest' ? null : roleArg;
+    const { member, created } = await db.$transaction(async (tx) => {
+      const org = await tx.organization.findUnique({ where: { id: organizationId }, select: { id: true } });
+      if (!org) throw new AppError('NOT_FOUND', `No organization ${organizationId}`);
+      const user = await findOrCreateUser(tx, { email, displayName: displayNameFor(email) });
+      return addMembership(tx, organizationId, user.id, role);
+    });
+    if (!created) console.error(`already a member (role ${member.role ?? 'guest'}); nothing changed`);
+    return `${member.userId}\t${member.role ?? 'guest'}`;
+  },
+
+  async 'create-token'(db, opts) {
+    const user = await userByEmail(db, required(opts, 'email'));
+    const { token } = await db.$transaction((tx) => createApiToken(tx, user.id, opts.label?.trim() || 'CLI'));
+    return token;
+  },
+
+  async 'list-orgs'(db) {
+    const orgs = await db.organization.findMany({ orderBy: { createdAt: 'asc' }, include: { _count: { select: { members: true } } } });
+    if (orgs.length === 0) console.error('no organizations');
+    return orgs.map((o) => `${o.id}\t${o.title}\t${o._count.members} members`).join('\n');
+  },
+};
+
+/** DATABASE_URL, or the embedded server: reused when one listens on the configured port. */
+async function connect(): Promise<{ databaseUrl: string; embedded?: EmbeddedDatabase }> {
+  const config = loadConfig();
+  if (config.databaseUrl) return { databaseUrl: config.databaseUrl };
+  const url = (db: string) => `postgresql://postgres:docgraph@127.0.0.1:${config.embeddedPgPort}/${db}`;
+  const probe = new pg.Client({ connectionString: url('postgres') });
+  const running = await probe.connect().then(
+    () => true,
+    () => false,
+  );
+  await probe.end().catch(() => {});
+  let embedded: EmbeddedDatabase | undefined;
+  if (!running) embedded = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), port: config.embeddedPgPort });
+  await ensureDatabase(url('postgres'), 'docgraph');
+  return { databaseUrl: url('docgraph'), embedded };
+}
+
+async function main(argv: string[]) {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [name, ...extra] = positionals;
+  if (values.help || !name) {
+    console.log(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) throw new UsageError(`Unknown command "${name}"`);
+  if (extra.length) throw new UsageError(`Unexpected argument "${extra[0]}"`);
+
+  const { databaseUrl, embedded } = await connect();
+  const { prisma } = createPrisma(databaseUrl, { poolSize: 2 });
+  try {
+    await migrate(databaseUrl);
+    console.log(await command(prisma, values));
+    return 0;
+  } finally {
+    await prisma.$disconnect();
+    await embedded?.stop();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    if (err instanceof UsageError || String((err as { code?: string }).code).startsWith('ERR_PARSE_ARGS')) {
+      console.error(`${err.message}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    console.error(err instanceof AppError ? err.message : err);
+    process.exit(1);
+  },
+);

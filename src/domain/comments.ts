@@ -1,0 +1,242 @@
+// Comments and replies, on a space or on a change request. A reply is a Comment row with a
+// `parentId`; the body is stored as markdown (JSON documents are converted on the way in and,
+// when asked with `format=document`, on the way out).
+//
+// Who may: readers of the space see comments; `comment` and above post, reply and react; the
+// author (or a space admin) edits and deletes; resolving needs the author or `edit`.
+import { z } from 'zod';
+import type { DomainContext } from './context.ts';
+import type { Comment, Role, Space } from '../generated/prisma/client.ts';
+import { newId } from './ids.ts';
+import { badRequest, forbidden, notFound, parseInput } from './errors.ts';
+import { atLeast } from '../auth/roles.ts';
+import { documentToMarkdown } from './markdown.ts';
+import { loadRevision } from './revisions.ts';
+
+export const CommentBody = z.union([
+  z.strictObject({ markdown: z.string().max(100_000) }),
+  z.strictObject({ document: z.record(z.string(), z.unknown()) }),
+  z.strictObject({}),
+]);
+
+const Reactions = z.array(z.string().min(1).max(50)).max(20);
+
+export const PostCommentInput = z.strictObject({
+  node: z.string().max(256).optional(),
+  page: z.string().max(256).optional(),
+  body: CommentBody,
+  tableCell: z.strictObject({ record: z.string(), definition: z.string() }).optional(),
+});
+export const UpdateCommentInput = z.strictObject({
+  resolved: z.boolean().optional(),
+  body: CommentBody.optional(),
+  addedReactions: Reactions.optional(),
+  removedReactions: Reactions.optional(),
+});
+export const PostReplyInput = z.strictObject({ body: CommentBody });
+export const UpdateReplyInput = z.strictObject({
+  body: CommentBody.optional(),
+  addedReactions: Reactions.optional(),
+  removedReactions: Reactions.optional(),
+});
+
+export const CommentListFilters = z.strictObject({
+  order: z.enum(['asc', 'desc']).default('desc'),
+  status: z.enum(['all', 'open', 'resolved']).default('all'),
+  targetPage: z.string().max(256).optional(),
+  authors: z.array(z.string().max(256)).max(100).optional(),
+});
+export type CommentListFilters = z.infer<typeof CommentListFilters>;
+
+/** Where comments live: a space, or one of its change requests. */
+export type CommentScope = { space: Space; role: Role; changeRequestId: string | null; revisionId: string };
+
+function bodyToMarkdown(body: z.infer<typeof CommentBody>, field: string): string {
+  let markdown: string;
+  if ('markdown' in body) markdown = body.markdown;
+  else if ('document' in body) {
+    try {
+      markdown = documentToMarkdown(body.document as never);
+    } catch (e) {
+      throw badRequest(`${field}.document`, `invalid document: ${(e as Error).message}`);
+    }
+  } else markdown = '';
+  if (!markdown.trim()) throw badRequest(field, 'must not be empty');
+  return markdown;
+}
+
+/**
+ * Resolve the scope: the space (readable by the caller) and, when given, the change request by
+ * id or per-space number. The revision is the one page targets are resolved in.
+ */
+export async function resolveScope(ctx: DomainContext, spaceId: string, changeRequestIdOrNumber?: string | null): Promise<CommentScope> {
+  const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
+  const role = await ctx.access.requireSpace(space, 'read');
+  if (!changeRequestIdOrNumber) return { space: space!, role, changeRequestId: null, revisionId: space!.revisionId! };
+  const asNumber = /^\d+$/.test(changeRequestIdOrNumber) ? Number(changeRequestIdOrNumber) : undefined;
+  const cr = await ctx.prisma.changeRequest.findFirst({
+    where: { spaceId, ...(asNumber !== undefined ? { number: asNumber } : { id: changeRequestIdOrNumber }) },
+    select: { id: true, revisionId: true },
+  });
+  if (!cr) throw notFound('Change request');
+  return { space: space!, role, changeRequestId: cr.id, revisionId: cr.revisionId };
+}
+
+/** Load a comment (or a reply of `parentId`) inside a scope, 404 otherwise. */
+async function loadInScope(ctx: DomainContext, scope: CommentScope, id: string, parentId: string | null) {
+  const c = await ctx.prisma.comment.findUnique({ where: { id } });
+  if (!c || c.spaceId !== scope.space.id || c.changeRequestId !== scope.changeRequestId || c.parentId !== parentId) {
+    throw notFound(parentId ? 'Comment reply' : 'Comment');
+  }
+  return c;
+}
+
+export function commentPermissions(comment: Pick<Comment, 'authorId'>, role: Role | null, viewerId: string | undefined) {
+  const own = viewerId !== undefined && comment.authorId === viewerId;
+  const admin = atLeast(role, 'admin');
+  return {
+    view: role != null,
+    edit: role != null && (own || admin),
+    delete: role != null && (own || admin),
+    reply: atLeast(role, 'comment'),
+    // `react` is required by the OpenAPI document's permissions without being declared.
+    react: atLeast(role, 'comment'),
+  };
+}
+
+export async function getComment(ctx: DomainContext, scope: CommentScope, id: string) {
+  return loadInScope(ctx, scope, id, null);
+}
+
+export async function getReply(ctx: DomainContext, scope: CommentScope, commentId: string, replyId: string) {
+  await loadInScope(ctx, scope, commentId, null);
+  return loadInScope(ctx, scope, replyId, commentId);
+}
+
+export async function postComment(ctx: DomainContext, scope: CommentScope, raw: unknown) {
+  const viewer = ctx.access.requireViewer();
+  if (!atLeast(scope.role, 'comment')) throw forbidden('Commenting needs the comment role on this space');
+  const input = parseInput(PostCommentInput, raw);
+  const markdown = bodyToMarkdown(input.body, 'body');
+  let pageVersionId: string | null = null;
+  if (input.page) {
+    const rev = await loadRevision(ctx.prisma, scope.revisionId);
+    const node = findNode(rev.tree, input.page);
+    if (!node) throw badRequest('page', 'no such page in this content');
+    pageVersionId = node.v;
+  }
+  return ctx.prisma.comment.create({
+    data: {
+      id: newId('Comment'),
+      spaceId: scope.space.id,
+      changeRequestId: scope.changeRequestId,
+      authorId: viewer.user.id,
+      markdown,
+      node: input.node ?? null,
+      pageId: input.page ?? null,
+      pageVersionId,
+      revisionId: scope.revisionId,
+      postedAt: ctx.clock.now(),
+    },
+  });
+}
+
+export async function postReply(ctx: DomainContext, scope: CommentScope, commentId: string, raw: unknown) {
+  const viewer = ctx.access.requireViewer();
+  const parent = await loadInScope(ctx, scope, commentId, null);
+  if (!atLeast(scope.role, 'comment')) throw forbidden('Replying needs the comment role on this space');
+  const input = parseInput(PostReplyInput, raw);
+  return ctx.prisma.comment.create({
+    data: {
+      id: newId('CommentReply'),
+      spaceId: parent.spaceId,
+      changeRequestId: parent.changeRequestId,
+      parentId: parent.id,
+      authorId: viewer.user.id,
+      markdown: bodyToMarkdown(input.body, 'body'),
+      revisionId: parent.revisionId,
+      postedAt: ctx.clock.now(),
+    },
+  });
+}
+
+/** Update a comment or a reply; all changes in one transaction. */
+async function updateCommentOrReply(
+  ctx: DomainContext,
+  scope: CommentScope,
+  existing: Comment,
+  input: { resolved?: boolean; body?: z.infer<typeof CommentBody>; addedReactions?: string[]; removedReactions?: string[] },
+) {
+  const viewer = ctx.access.requireViewer();
+  const perms = commentPermissions(existing, scope.role, viewer.user.id);
+  if (input.body !== undefined && !perms.edit) throw forbidden('Only the author can edit this comment');
+  if (input.resolved !== undefined && !(existing.authorId === viewer.user.id || atLeast(scope.role, 'edit'))) {
+    throw forbidden('Resolving needs the author or the edit role');
+  }
+  if ((input.addedReactions?.length || input.removedReactions?.length) && !perms.react) throw forbidden('Reacting needs the comment role');
+  const markdown = input.body !== undefined ? bodyToMarkdown(input.body, 'body') : undefined;
+  const now = ctx.clock.now();
+  return ctx.prisma.$transaction(async (tx) => {
+    if (input.addedReactions?.length) {
+      // One reaction per user per emoji: adding twice changes nothing.
+      await tx.reaction.createMany({
+        data: [...new Set(input.addedReactions)].map((emoji) => ({ commentId: existing.id, userId: viewer.user.id, emoji, createdAt: now })),
+        skipDuplicates: true,
+      });
+    }
+    if (input.removedReactions?.length) {
+      await tx.reaction.deleteMany({ where: { commentId: existing.id, userId: viewer.user.id, emoji: { in: input.removedReactions } } });
+    }
+    const data: Partial<Comment> = {};
+    if (markdown !== undefined && markdown !== existing.markdown) Object.assign(data, { markdown, editedAt: now });
+    if (input.resolved === true && existing.status !== 'resolved') Object.assign(data, { status: 'resolved', resolvedAt: now, resolvedById: viewer.user.id });
+    if (input.resolved === false && existing.status !== 'open') Object.assign(data, { status: 'open', resolvedAt: null, resolvedById: null });
+    if (Object.keys(data).length === 0) return tx.comment.findUniqueOrThrow({ where: { id: existing.id } });
+    return tx.comment.update({ where: { id: existing.id }, data });
+  });
+}
+
+export async function updateComment(ctx: DomainContext, scope: CommentScope, id: string, raw: unknown) {
+  const existing = await loadInScope(ctx, scope, id, null);
+  return updateCommentOrReply(ctx, scope, existing, parseInput(UpdateCommentInput, raw));
+}
+
+export async function updateReply(ctx: DomainContext, scope: CommentScope, commentId: string, replyId: string, raw: unknown) {
+  await loadInScope(ctx, scope, commentId, null);
+  const existing = await loadInScope(ctx, scope, replyId, commentId);
+  return updateCommentOrReply(ctx, scope, existing, parseInput(UpdateReplyInput, raw));
+}
+
+/** Idempotent delete: false when there was nothing to delete. Replies go with their comment. */
+export async function deleteComment(ctx: DomainContext, scope: CommentScope, id: string, parentId: string | null = null): Promise<boolean> {
+  const viewer = ctx.access.requireViewer();
+  if (parentId) await loadInScope(ctx, scope, parentId, null);
+  const existing = await ctx.prisma.comment.findUnique({ where: { id } });
+  if (!existing || existing.spaceId !== scope.space.id || existing.changeRequestId !== scope.changeRequestId || existing.parentId !== parentId) {
+    return false;
+  }
+  if (!commentPermissions(existing, scope.role, viewer.user.id).delete) throw forbidden('Only the author can delete this comment');
+  const r = await ctx.prisma.comment.deleteMany({ where: { id } });
+  return r.count > 0;
+}
+
+/** Prisma `where` for a comment listing in a scope. */
+export function commentListWhere(scope: Pick<CommentScope, 'space' | 'changeRequestId'>, filters: CommentListFilters) {
+  return {
+    spaceId: scope.space.id,
+    changeRequestId: scope.changeRequestId,
+    parentId: null,
+    ...(filters.status !== 'all' ? { status: filters.status } : {}),
+    ...(filters.targetPage ? { pageId: filters.targetPage } : {}),
+    ...(filters.authors?.length ? { authorId: { in: filters.authors } } : {}),
+  };
+}
+
+function findNode(tree: Array<{ id: string; v: string; pages: unknown[] }>, pageId: string): { id: string; v: string } | undefined {
+  for (const n of tree) {
+    if (n.id === pageId) return n;
+    const found = findNode(n.pages as typeof tree, pageId);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -1,0 +1,107 @@
+// Translation settings of an organization: a title and the languages content is translated into.
+// Reads are for members with a role (not guests); writes are for organization admins. Both rules
+// live in TRANSLATIONS_READ_ROLE / TRANSLATIONS_WRITE_ROLE and also compute `permissions`.
+import { z } from 'zod';
+import type { DomainContext } from './context.ts';
+import { parseInput, notFound } from './errors.ts';
+import { newId } from './ids.ts';
+import { atLeast, type Role } from '../auth/roles.ts';
+
+export const TRANSLATIONS_READ_ROLE: Role = 'read';
+export const TRANSLATIONS_WRITE_ROLE: Role = 'admin';
+
+export const TranslationSettingsTitle = z.string().trim().min(1).max(100);
+
+/**
+ * BCP 47 language tags, validated and canonicalized with `Intl.getCanonicalLocales`
+ * (`en-us` → `en-US`), duplicates removed, order kept.
+ */
+export const TranslationLanguages = z
+  .array(z.string().trim().min(1).max(64))
+  .max(200)
+  .transform((tags, zctx) => {
+    const out: string[] = [];
+    for (const [i, tag] of tags.entries()) {
+      let canonical: string;
+      try {
+        [canonical] = Intl.getCanonicalLocales(tag);
+      } catch {
+        zctx.addIssue({ code: 'custom', path: [i], message: `"${tag}" is not a valid BCP 47 language tag` });
+        return z.NEVER;
+      }
+      if (!out.includes(canonical)) out.push(canonical);
+    }
+    return out;
+  });
+
+export const CreateTranslationSettingsInput = z.strictObject({
+  title: TranslationSettingsTitle,
+  /** Not in the seed's body (which names only `title`): a documented extension. */
+  languages: TranslationLanguages.optional(),
+});
+export type CreateTranslationSettingsInput = z.infer<typeof CreateTranslationSettingsInput>;
+
+/** PUT replaces the settings: `title` is required; `languages`, when omitted, is kept. */
+export const UpdateTranslationSettingsInput = CreateTranslationSettingsInput;
+export type UpdateTranslationSettingsInput = z.infer<typeof UpdateTranslationSettingsInput>;
+
+/** What the caller may do with an organization's translation settings (same rule as enforcement). */
+export async function translationSettingsPermissions(ctx: DomainContext, organizationId: string) {
+  const m = await ctx.access.membership(organizationId);
+  const role = m && !m.disabled ? m.role : null;
+  return { view: atLeast(role, TRANSLATIONS_READ_ROLE), edit: atLeast(role, TRANSLATIONS_WRITE_ROLE) };
+}
+
+/** Access check for listing an organization's translation settings. */
+export async function requireTranslationsRead(ctx: DomainContext, organizationId: string) {
+  await ctx.access.requireOrganization(organizationId, TRANSLATIONS_READ_ROLE);
+}
+
+export async function getTranslationSettings(ctx: DomainContext, organizationId: string, id: string) {
+  await requireTranslationsRead(ctx, organizationId);
+  const settings = await ctx.prisma.translationSettings.findFirst({ where: { id, organizationId } });
+  if (!settings) throw notFound('Translation settings');
+  return settings;
+}
+
+export async function createTranslationSettings(ctx: DomainContext, organizationId: string, rawInput: unknown) {
+  await ctx.access.requireOrganization(organizationId, TRANSLATIONS_WRITE_ROLE);
+  const input = parseInput(CreateTranslationSettingsInput, rawInput);
+  const now = ctx.clock.now();
+  return ctx.prisma.$transaction((tx) =>
+    tx.translationSettings.create({
+      data: {
+        id: newId('TranslationSettings'),
+        organizationId,
+        title: input.title,
+        languages: input.languages ?? [],
+        createdAt: now,
+        updatedAt: now,
+      },
+    }),
+  );
+}
+
+export async function updateTranslationSettings(ctx: DomainContext, organizationId: string, id: string, rawInput: unknown) {
+  await ctx.access.requireOrganization(organizationId, TRANSLATIONS_WRITE_ROLE);
+  const input = parseInput(UpdateTranslationSettingsInput, rawInput);
+  return ctx.prisma.$transaction(async (tx) => {
+    const r = await tx.translationSettings.updateMany({
+      where: { id, organizationId },
+      data: {
+        title: input.title,
+        ...(input.languages !== undefined ? { languages: input.languages } : {}),
+        updatedAt: ctx.clock.now(),
+      },
+    });
+    if (r.count === 0) throw notFound('Translation settings');
+    return tx.translationSettings.findUniqueOrThrow({ where: { id } });
+  });
+}
+
+/** Idempotent: true when deleted, false when it did not exist (the organization must). */
+export async function deleteTranslationSettings(ctx: DomainContext, organizationId: string, id: string) {
+  await ctx.access.requireOrganization(organizationId, TRANSLATIONS_WRITE_ROLE);
+  const r = await ctx.prisma.translationSettings.deleteMany({ where: { id, organizationId } });
+  return r.count > 0;
+}
