@@ -22,8 +22,8 @@ const TOKEN = 'dg_lifecycle_token_0123456789';
 describe('the server process', () => {
   it('starts on an embedded database, serves GraphiQL and REST, and shuts down cleanly', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'docgraph-life-'));
-    const [port, pgPort] = [await freePort(), await freePort()];
-    const env = { ...process.env, DATABASE_URL: '', PORT: String(port), DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort), DOCGRAPH_ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'warn' };
+    const pgPort = await freePort();
+    const env = { ...process.env, DATABASE_URL: '', PORT: '0', DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort), DOCGRAPH_ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'warn' };
     delete (env as Record<string, string | undefined>).DATABASE_URL;
     // Run node directly (not through npx) so the signal reaches the server process itself.
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -32,13 +32,15 @@ describe('the server process', () => {
     child.stderr.on('data', (d) => (output += d));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      const base = `http://127.0.0.1:${port}`;
+      // PORT=0: the server picks a free port and prints it (no race with other test files).
       const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline) {
-        const ok = await fetch(`${base}/readyz`).then((r) => r.ok).catch(() => false);
-        if (ok) break;
-        await new Promise((r) => setTimeout(r, 250));
+      let port: string | undefined;
+      while (Date.now() < deadline && !port) {
+        port = /GraphiQL \+ GraphQL\s+http:\/\/localhost:(\d+)\/graphql/.exec(output)?.[1];
+        if (!port) await new Promise((r) => setTimeout(r, 100));
       }
+      expect(port, output).toBeDefined();
+      const base = `http://127.0.0.1:${port}`;
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
       expect(output).toContain('/graphql');

@@ -30,6 +30,8 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
     await pg.initialise();
   }
   await pg.start();
+  // Last resort if the owner dies without stopping it: ask the postmaster to shut down.
+  process.once('exit', () => (pg as unknown as { process?: { kill(s: string): void } }).process?.kill('SIGINT'));
   return {
     pg,
     url: (database: string) => `postgresql://postgres:${password}@127.0.0.1:${opts.port}/${database}`,
@@ -42,10 +44,10 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
  * `process.exit` on signals and on `beforeExit` — before in-flight requests finish, and with
  * exit code 0 whatever `process.exitCode` says (a failing test run would exit green). The
  * process owner (main.ts, the test setup) shuts down in order instead, so drop those handlers;
- * the package's `exit` hook stays as a last resort.
+ * `startEmbeddedPostgres` adds its own last-resort `exit` handler that signals the server.
  */
 async function importWithoutSignalHooks() {
-  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'];
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'];
   // process.listeners is typed per event; the events here are all plain function listeners.
   const proc = process as unknown as { listeners(e: string): Array<(...a: unknown[]) => void>; removeListener(e: string, l: (...a: unknown[]) => void): void };
   const before = new Map(events.map((e) => [e, new Set(proc.listeners(e))]));
