@@ -4,6 +4,8 @@
 // Internal references in page markdown:
 //   [text](page:<pageId>)   a page (`page:<pageId>#<anchor>` an anchor in that page)
 //   [text](file:<fileId>)   a file; `![alt](file:<fileId>)` an image stored as a file
+//   [text](/pages/<pageId>) and [text](/files/<fileId>): the same references as the official
+//                           content-change batch writes them (read as page/file references)
 //   [text](./other-page.md) a page by path (relative, or absolute from the space root: `/a/b`)
 //   [text](#anchor)         an anchor in the current page
 import { unified } from 'unified';
@@ -69,6 +71,9 @@ export function normalizePagePath(path: string): string {
   return absolute ? `/${joined}` : joined;
 }
 
+/** `/pages/<id>` and `/files/<id>` (optionally with `?…` or `#…`): the batch's reference form. */
+const BATCH_REF = /^\/(pages|files)\/([^/?#]+)(?:[?#].*)?$/;
+
 /** Classify a link destination; null when there is nothing to reference. */
 export function classifyLink(url: string): { kind: LinkKind; target: string } | null {
   const u = url.trim();
@@ -85,6 +90,8 @@ export function classifyLink(url: string): { kind: LinkKind; target: string } | 
   }
   // Any other scheme (http, https, mailto, tel…) or a protocol-relative URL is external.
   if (scheme || u.startsWith('//')) return { kind: 'url', target: u };
+  const ref = BATCH_REF.exec(u);
+  if (ref) return { kind: ref[1] === 'pages' ? 'page' : 'file', target: safeDecode(ref[2]) };
   const path = normalizePagePath(u);
   return path && path !== '/' ? { kind: 'page', target: path } : null;
 }
@@ -314,7 +321,7 @@ function refFromUrl(url: string): DocContentRef {
   const c = classifyLink(url);
   if (c?.kind === 'file') return { kind: 'file', file: c.target };
   if (c?.kind === 'anchor') return { kind: 'anchor', anchor: c.target };
-  if (c?.kind === 'page' && /^page:/i.test(url)) {
+  if (c?.kind === 'page' && (/^page:/i.test(url) || BATCH_REF.test(url.trim()))) {
     const anchor = /#(.+)$/.exec(url)?.[1];
     return anchor ? { kind: 'anchor', page: c.target, anchor: safeDecode(anchor) } : { kind: 'page', page: c.target };
   }

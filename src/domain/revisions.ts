@@ -17,6 +17,7 @@ import type { Prisma } from '../generated/prisma/client.ts';
 import { newId } from './ids.ts';
 import { AppError, badRequest, notFound, parseInput } from './errors.ts';
 import type { FileStorage } from './storage.ts';
+import { documentToMarkdown, InvalidDocumentError } from './markdown.ts';
 
 export type TreeNode = { id: string; v: string; pages: TreeNode[] };
 
@@ -261,7 +262,7 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
   const newVersions: Prisma.PageVersionCreateManyInput[] = [];
   const outcomes = new Map<string, ChangeOutcome>();
   const refs = new Map<string, string>(); // batch-local ref → /pages/<id> or /files/<id>
-  const insertedFiles: Array<{ id: string; name: string; contentType: string; size: number }> = [];
+  const insertedFiles: Array<{ id: string; name: string; contentType: string; size: number; width: number | null; height: number | null }> = [];
   const now = new Date();
 
   // Refs may be used by any change of the batch, whatever the order: assign ids first.
@@ -340,6 +341,7 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
         const slug = uniqueSlug(siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`);
         const kind = c.type ?? 'document';
         if (kind === 'link' && !c.href) throw badRequest(`${at}.href`, 'required for link pages');
+        if (kind === 'group' && c.into != null) throw badRequest(`${at}.into`, 'group pages live at the root of the page tree');
         const v = addVersion({
           pageId,
           kind,
@@ -351,6 +353,9 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
           markdown: kind === 'document' ? (doc.markdown ?? '') : '',
           href: kind === 'link' ? c.href : null,
           hidden: c.hidden ?? false,
+          noIndex: c.noIndex ?? false,
+          noRobotsIndex: c.noRobotsIndex ?? false,
+          condition: c.condition || null,
           pageCreatedAt: now,
         });
         const node = { id: pageId, v, pages: [] };
@@ -369,6 +374,7 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
         let siblings = found.siblings;
         if (c.into !== undefined || c.at !== undefined) {
           if (c.into != null && containsPage(found.node, c.into)) throw badRequest(`${at}.into`, 'cannot move a page into itself or its descendants');
+          if (c.into != null && current.kind === 'group') throw badRequest(`${at}.into`, 'group pages live at the root of the page tree');
           const target = c.into === undefined ? found.siblings : siblingsFor(c.into, `${at}.into`);
           found.siblings.splice(found.index, 1);
           const index = c.at !== undefined ? Math.min(c.at, target.length) : target === found.siblings ? found.index : target.length;
@@ -387,6 +393,9 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
           description: (doc.meta.description as string | undefined) ?? (c.description !== undefined ? c.description : current.description),
           markdown: 'markdown' in doc && doc.markdown !== undefined ? doc.markdown : current.markdown,
           hidden: c.hidden ?? current.hidden,
+          noIndex: c.noIndex ?? current.noIndex,
+          noRobotsIndex: c.noRobotsIndex ?? current.noRobotsIndex,
+          condition: c.condition !== undefined ? c.condition || null : current.condition,
         };
         const changed = (Object.keys(next) as Array<keyof typeof next>).some((k) => next[k] !== current[k]);
         if (changed) {
@@ -463,11 +472,12 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
           const id = fileIdsForInsert.get(`${i}.${j}`)!;
           const storageKey = `files/${opts.spaceId}/${id}`;
           await opts.storage.put(storageKey, data, contentType ?? 'application/octet-stream');
+          const dims = imageDimensions(data);
           await tx.file.create({
-            data: { id, spaceId: opts.spaceId, name: f.name, contentType: contentType ?? 'application/octet-stream', size: data.length, storageKey },
+            data: { id, spaceId: opts.spaceId, name: f.name, contentType: contentType ?? 'application/octet-stream', size: data.length, storageKey, width: dims?.width ?? null, height: dims?.height ?? null },
           });
           fileIds.push(id);
-          insertedFiles.push({ id, name: f.name, contentType: contentType ?? 'application/octet-stream', size: data.length });
+          insertedFiles.push({ id, name: f.name, contentType: contentType ?? 'application/octet-stream', size: data.length, width: dims?.width ?? null, height: dims?.height ?? null });
         }
         break;
       }
@@ -490,15 +500,49 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
 }
 
 /** JSON documents are converted to markdown, the stored form (see domain/markdown.ts). */
-let documentToMarkdownImpl: ((doc: unknown) => string) | undefined;
-export function setDocumentToMarkdown(fn: (doc: unknown) => string) {
-  documentToMarkdownImpl = fn;
-}
-function documentToMarkdownSafe(doc: unknown, field: string): string {
-  if (!documentToMarkdownImpl) throw badRequest(field, 'JSON documents are not supported yet; send {markdown}');
+function documentToMarkdownSafe(doc: Record<string, unknown>, field: string): string {
   try {
-    return documentToMarkdownImpl(doc);
+    return documentToMarkdown(doc);
   } catch (e) {
-    throw badRequest(field, `invalid document: ${(e as Error).message}`);
+    if (e instanceof InvalidDocumentError) throw badRequest(`${field}.document`, `invalid document: ${e.message}`);
+    throw e;
   }
+}
+
+/** Width and height of a PNG, GIF, JPEG or WebP image from its header; undefined otherwise. */
+export function imageDimensions(buf: Buffer): { width: number; height: number } | undefined {
+  if (buf.length >= 24 && buf.readUInt32BE(0) === 0x89504e47 && buf.toString('ascii', 12, 16) === 'IHDR') {
+    return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
+  }
+  if (buf.length >= 10 && buf.toString('ascii', 0, 3) === 'GIF') {
+    return { width: buf.readUInt16LE(6), height: buf.readUInt16LE(8) };
+  }
+  if (buf.length >= 30 && buf.toString('ascii', 0, 4) === 'RIFF' && buf.toString('ascii', 8, 12) === 'WEBP') {
+    const chunk = buf.toString('ascii', 12, 16);
+    if (chunk === 'VP8X') return { width: 1 + buf.readUIntLE(24, 3), height: 1 + buf.readUIntLE(27, 3) };
+    if (chunk === 'VP8 ') return { width: buf.readUInt16LE(26) & 0x3fff, height: buf.readUInt16LE(28) & 0x3fff };
+    if (chunk === 'VP8L') {
+      const b = buf.readUInt32LE(21);
+      return { width: 1 + (b & 0x3fff), height: 1 + ((b >> 14) & 0x3fff) };
+    }
+    return undefined;
+  }
+  if (buf.length >= 4 && buf[0] === 0xff && buf[1] === 0xd8) {
+    let i = 2;
+    while (i + 9 < buf.length) {
+      if (buf[i] !== 0xff) return undefined;
+      const marker = buf[i + 1];
+      if (marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
+        i += 2;
+        continue;
+      }
+      const len = buf.readUInt16BE(i + 2);
+      // SOF0–SOF15, except DHT (C4), JPG (C8) and DAC (CC).
+      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+        return { width: buf.readUInt16BE(i + 7), height: buf.readUInt16BE(i + 5) };
+      }
+      i += 2 + len;
+    }
+  }
+  return undefined;
 }

@@ -1,20 +1,45 @@
 // Spaces: creation (not in the seeds: `createSpace` / `POST ORG/spaces`), reading with access
-// checks. Further space operations (update, delete, restore, move, transfer, duplicate) live here
-// too.
+// checks, update, soft delete / restore / purge, duplicate, move and transfer, and the edit lock
+// (`assertEditable`) that every content edit goes through.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
-import type { Space } from '../generated/prisma/client.ts';
+import type { Prisma, Space } from '../generated/prisma/client.ts';
+import type { TaskDeps } from '../jobs.ts';
+import { registerTask } from '../jobs.ts';
 import { newId } from './ids.ts';
-import { parseInput, notFound, badRequest } from './errors.ts';
-import { createInitialRevision } from './revisions.ts';
+import { AppError, parseInput, notFound, badRequest, conflict } from './errors.ts';
+import { createInitialRevision, loadRevision, writeRevision, type TreeNode } from './revisions.ts';
 import { RoleOrGuest } from './users.ts';
+import { DAY_MS } from './clock.ts';
+import {
+  DefaultLevelInput,
+  lockTree,
+  moveContent,
+  nextPosition,
+  requireContentContainer,
+  siblingsOf,
+  transferContent,
+  visibleSpacesWhere,
+  writeOrder,
+} from './collections.ts';
 
 export const SPACE_VISIBILITIES = ['public', 'unlisted', 'share-link', 'visitor-auth', 'in-collection', 'private'] as const;
 /** Contract value (`share-link`) → database enum (`share_link`). */
 export const visibilityToDb = (v: (typeof SPACE_VISIBILITIES)[number]) => v.replace(/-/g, '_') as Space['visibility'];
 
+/** Deleted spaces can be restored for this long, and are purged after it. */
+export const RESTORE_WINDOW_MS = 7 * DAY_MS;
+
 export const SpaceTitle = z.string().trim().max(50);
-export const SpaceEmoji = z.string().max(50);
+/** An emoji character (sequence) or its code point(s) in hex (`1f389`, `1f1eb-1f1f7`). */
+export const SpaceEmoji = z
+  .string()
+  .max(50)
+  .regex(
+    /^(?:(?=.*[\p{Extended_Pictographic}\p{Regional_Indicator}\u20e3])[\p{Extended_Pictographic}\p{Emoji_Component}\u200d\ufe0f\u20e3]+|[0-9a-fA-F]{4,6}(?:-[0-9a-fA-F]{4,6})*)$/u,
+    'an emoji or its code point',
+  );
+export const SpaceIconUrl = z.url({ protocol: /^https?$/, error: 'an http(s) URL' }).max(2048);
 
 export const CreateSpaceInput = z.strictObject({
   title: SpaceTitle.optional(),
@@ -24,45 +49,30 @@ export const CreateSpaceInput = z.strictObject({
   defaultLevel: RoleOrGuest.optional(),
 });
 
+/**
+ * The update body: `editMode`, `title`, `defaultLevel` (a role, null or `inherit`) and one of
+ * `emoji`, `icon` (URL) or `{emoji: null, icon: null}` to clear them. A space shows an emoji or an
+ * icon: setting one clears the other.
+ */
+export const UpdateSpaceInput = z
+  .strictObject({
+    editMode: z.enum(['live', 'locked']).optional(),
+    title: SpaceTitle.optional(),
+    defaultLevel: DefaultLevelInput.optional(),
+    emoji: SpaceEmoji.nullable().optional(),
+    icon: SpaceIconUrl.nullable().optional(),
+  })
+  .superRefine((v, c) => {
+    if (typeof v.emoji === 'string' && typeof v.icon === 'string') {
+      c.addIssue({ code: 'custom', path: ['icon'], message: 'set either emoji or icon, not both' });
+    }
+  });
+
 /** Load a space the caller may see (404 otherwise, deleted ones included only on request). */
 export async function getSpace(ctx: DomainContext, id: string, opts: { includeDeleted?: boolean } = {}): Promise<Space> {
   const space = await ctx.prisma.space.findUnique({ where: { id } });
   await ctx.access.requireSpace(space, 'read', opts);
   return space!;
-}
-
-/** Create a space with an empty first revision, at the end of its parent. Needs `create` in the org. */
-export async function createSpace(ctx: DomainContext, organizationId: string, raw: unknown): Promise<Space> {
-  const viewer = ctx.access.requireViewer();
-  await ctx.access.requireOrganization(organizationId, 'create');
-  const input = parseInput(CreateSpaceInput, raw);
-  return ctx.prisma.$transaction(async (tx) => {
-    let ancestorIds: string[] = [];
-    if (input.parent) {
-      const parent = await tx.collection.findFirst({ where: { id: input.parent, organizationId } });
-      if (!parent) throw badRequest('parent', 'no such collection in this organization');
-      await ctx.access.requireCollection(parent, 'create');
-      ancestorIds = [...parent.ancestorIds, parent.id];
-    }
-    if (input.visibility === 'in-collection' && !input.parent) throw badRequest('visibility', 'in-collection needs a parent collection');
-    const last = await tx.space.aggregate({ where: { organizationId, parentId: input.parent ?? null }, _max: { position: true } });
-    const id = newId('Space');
-    await tx.space.create({
-      data: {
-        id,
-        organizationId,
-        parentId: input.parent ?? null,
-        ancestorIds,
-        title: input.title ?? 'Untitled',
-        emoji: input.emoji ?? null,
-        visibility: input.visibility ? visibilityToDb(input.visibility) : 'private',
-        defaultLevel: input.defaultLevel ?? null,
-        position: (last._max.position ?? -1) + 1,
-      },
-    });
-    const revision = await createInitialRevision(tx, id, viewer.user.id);
-    return tx.space.update({ where: { id }, data: { revisionId: revision.id } });
-  });
 }
 
 export async function requireSpaceById(ctx: DomainContext, id: string, min: Parameters<DomainContext['access']['requireSpace']>[1] = 'read') {
@@ -71,3 +81,266 @@ export async function requireSpaceById(ctx: DomainContext, id: string, min: Para
   await ctx.access.requireSpace(space, min);
   return space;
 }
+
+/**
+ * Refuse content edits on a locked space. Every path that writes a space's content (live edits,
+ * change request content, merges, imports) calls this first: 409 CONFLICT "space is locked".
+ */
+export function assertEditable(space: Pick<Space, 'id' | 'editMode'> & { deletedAt?: Date | null }) {
+  if (space.deletedAt) throw notFound('Space');
+  if (space.editMode === 'locked') {
+    throw new AppError('CONFLICT', `Space ${space.id} is locked (editMode: locked): content edits are refused until an admin sets editMode to live`);
+  }
+}
+
+/** Create a space with an empty first revision, at the end of its parent. Needs `create` in the org. */
+export async function createSpace(ctx: DomainContext, organizationId: string, raw: unknown): Promise<Space> {
+  const viewer = ctx.access.requireViewer();
+  await ctx.access.requireOrganization(organizationId, 'create');
+  const input = parseInput(CreateSpaceInput, raw);
+  if (input.visibility === 'in-collection' && !input.parent) throw badRequest('visibility', 'in-collection needs a parent collection');
+  return ctx.prisma.$transaction(async (tx) => {
+    await lockTree(tx, organizationId);
+    const parent = input.parent ? await requireContentContainer(ctx, tx, organizationId, input.parent) : null;
+    const id = newId('Space');
+    await tx.space.create({
+      data: {
+        id,
+        organizationId,
+        parentId: parent?.id ?? null,
+        ancestorIds: parent ? [...parent.ancestorIds, parent.id] : [],
+        title: input.title || 'Untitled',
+        emoji: input.emoji ?? null,
+        visibility: input.visibility ? visibilityToDb(input.visibility) : 'private',
+        defaultLevel: input.defaultLevel ?? null,
+        position: await nextPosition(tx, organizationId, parent?.id ?? null),
+      },
+    });
+    const revision = await createInitialRevision(tx, id, viewer.user.id);
+    return tx.space.update({ where: { id }, data: { revisionId: revision.id } });
+  });
+}
+
+// ------------------------------------------------------------------ update
+
+export async function updateSpace(ctx: DomainContext, id: string, raw: unknown): Promise<Space> {
+  const space = await requireSpaceById(ctx, id, 'admin');
+  const input = parseInput(UpdateSpaceInput, raw);
+  const data: Prisma.SpaceUpdateInput = {};
+  if (input.editMode !== undefined) data.editMode = input.editMode;
+  if (input.title !== undefined) data.title = input.title || 'Untitled';
+  if (input.defaultLevel !== undefined) data.defaultLevel = input.defaultLevel;
+  if (typeof input.emoji === 'string') Object.assign(data, { emoji: input.emoji, icon: null });
+  else if (input.emoji === null) data.emoji = null;
+  if (typeof input.icon === 'string') Object.assign(data, { icon: input.icon, emoji: null });
+  else if (input.icon === null) data.icon = null;
+  return ctx.prisma.$transaction(async (tx) => {
+    const r = await tx.space.updateMany({ where: { id: space.id, deletedAt: null }, data: data as Prisma.SpaceUpdateManyMutationInput });
+    if (r.count === 0) throw notFound('Space');
+    return tx.space.findUniqueOrThrow({ where: { id: space.id } });
+  });
+}
+
+// ------------------------------------------------------------------ delete, restore, purge
+
+/**
+ * Soft delete (admin): the space leaves listings and reads until restored or purged.
+ * Idempotent: false when the space does not exist or is already deleted.
+ */
+export async function deleteSpace(ctx: DomainContext, id: string): Promise<boolean> {
+  const viewer = ctx.access.requireViewer();
+  const space = await ctx.prisma.space.findUnique({ where: { id } });
+  if (!space) return false;
+  await ctx.access.requireSpace(space, 'admin', { includeDeleted: true });
+  if (space.deletedAt) return false;
+  return ctx.prisma.$transaction(async (tx) => {
+    await lockTree(tx, space.organizationId);
+    const r = await tx.space.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: ctx.clock.now(), deletedById: viewer.user.id } });
+    if (r.count === 0) return false;
+    const fresh = await tx.space.findUniqueOrThrow({ where: { id }, select: { organizationId: true, parentId: true } });
+    await writeOrder(tx, await siblingsOf(tx, fresh.organizationId, fresh.parentId));
+    return true;
+  });
+}
+
+/** Restore a space deleted less than 7 days ago (by `ctx.clock`), at the end of its parent. */
+export async function restoreSpace(ctx: DomainContext, id: string): Promise<Space> {
+  const space = await ctx.prisma.space.findUnique({ where: { id } });
+  await ctx.access.requireSpace(space, 'admin', { includeDeleted: true });
+  if (!space!.deletedAt) throw conflict('The space is not deleted');
+  if (ctx.clock.now().getTime() - space!.deletedAt.getTime() >= RESTORE_WINDOW_MS) {
+    throw new AppError('BAD_REQUEST', 'The space was deleted more than 7 days ago and can no longer be restored');
+  }
+  return ctx.prisma.$transaction(async (tx) => {
+    await lockTree(tx, space!.organizationId);
+    const fresh = await tx.space.findUnique({ where: { id } });
+    if (!fresh) throw notFound('Space');
+    if (!fresh.deletedAt) throw conflict('The space is not deleted');
+    return tx.space.update({
+      where: { id },
+      data: { deletedAt: null, deletedById: null, position: await nextPosition(tx, fresh.organizationId, fresh.parentId) },
+    });
+  });
+}
+
+/**
+ * Permanently remove spaces deleted more than 7 days ago, with everything they own (revisions,
+ * pages, files and their stored bytes, change requests, comments, grants, site placements).
+ * Idempotent; works in batches. Returns how many spaces were purged.
+ */
+export async function purgeDeletedSpaces(deps: Pick<TaskDeps, 'prisma' | 'clock' | 'services' | 'log'>, batchSize = 100): Promise<number> {
+  const cutoff = new Date(deps.clock.now().getTime() - RESTORE_WINDOW_MS);
+  let purged = 0;
+  for (;;) {
+    const batch = await deps.prisma.space.findMany({ where: { deletedAt: { lt: cutoff } }, select: { id: true }, take: batchSize, orderBy: { deletedAt: 'asc' } });
+    if (batch.length === 0) break;
+    const ids = batch.map((s) => s.id);
+    const keys = await deps.prisma.$transaction(async (tx) => {
+      const files = await tx.file.findMany({ where: { spaceId: { in: ids }, space: { deletedAt: { lt: cutoff } } }, select: { storageKey: true } });
+      const r = await tx.space.deleteMany({ where: { id: { in: ids }, deletedAt: { lt: cutoff } } });
+      purged += r.count;
+      return files.map((f) => f.storageKey);
+    });
+    // Stored bytes go after the rows are gone (a crash here leaves orphan bytes, never dangling rows).
+    for (const key of keys) {
+      await deps.services.storage.delete(key).catch((err) => deps.log.warn({ err, key }, 'could not delete a purged file'));
+    }
+    if (batch.length < batchSize) break;
+  }
+  if (purged) deps.log.info({ purged }, 'purged deleted spaces');
+  return purged;
+}
+
+registerTask('purgeDeletedSpaces', async (_payload, deps) => {
+  await purgeDeletedSpaces(deps);
+}, { cron: '0 * * * *' });
+
+// ------------------------------------------------------------------ duplicate
+
+const COPY_SUFFIX = ' (copy)';
+
+/**
+ * Duplicate a space (read on it, `create` where it lives): a new space right after it with the
+ * title "<title> (copy)", the current content as its first revision, and the same explicit
+ * grants. Page versions and files are copied as new rows owned by the new space (page ids are
+ * kept, so links between its pages still resolve; file ids are new and references to them in the
+ * pages are rewritten); history, change requests and comments are not copied. The copy starts
+ * in `live` edit mode.
+ */
+export async function duplicateSpace(ctx: DomainContext, id: string): Promise<Space> {
+  const viewer = ctx.access.requireViewer();
+  const source = await requireSpaceById(ctx, id, 'read');
+  return ctx.prisma.$transaction(async (tx) => {
+    await lockTree(tx, source.organizationId);
+    const fresh = await tx.space.findUnique({ where: { id } });
+    if (!fresh || fresh.deletedAt) throw notFound('Space');
+    await requireContentContainer(ctx, tx, fresh.organizationId, fresh.parentId);
+    const newSpaceId = newId('Space');
+    const title = `${fresh.title.slice(0, 50 - COPY_SUFFIX.length)}${COPY_SUFFIX}`;
+
+    const siblings = await siblingsOf(tx, fresh.organizationId, fresh.parentId);
+    await tx.space.create({
+      data: {
+        id: newSpaceId,
+        organizationId: fresh.organizationId,
+        parentId: fresh.parentId,
+        ancestorIds: fresh.ancestorIds,
+        title,
+        emoji: fresh.emoji,
+        icon: fresh.icon,
+        visibility: fresh.visibility,
+        defaultLevel: fresh.defaultLevel,
+        editMode: 'live',
+        position: siblings.length,
+      },
+    });
+    const at = siblings.findIndex((s) => s.kind === 'space' && s.id === fresh.id);
+    const copyItem = { kind: 'space' as const, id: newSpaceId, position: siblings.length, createdAt: new Date() };
+    await writeOrder(tx, [...siblings.slice(0, at + 1), copyItem, ...siblings.slice(at + 1)]);
+
+    // Files: new rows and stored bytes.
+    const loaded = await loadRevision(tx, fresh.revisionId!);
+    const files = loaded.revision.fileIds.length ? await tx.file.findMany({ where: { id: { in: loaded.revision.fileIds } } }) : [];
+    const fileIdMap = new Map<string, string>();
+    const fileRows: Prisma.FileCreateManyInput[] = [];
+    for (const f of files) {
+      const newFileId = newId('File');
+      const storageKey = `files/${newSpaceId}/${newFileId}`;
+      const bytes = await ctx.services.storage.get(f.storageKey);
+      if (bytes) await ctx.services.storage.put(storageKey, bytes, f.contentType);
+      fileIdMap.set(f.id, newFileId);
+      fileRows.push({ id: newFileId, spaceId: newSpaceId, name: f.name, contentType: f.contentType, size: f.size, width: f.width, height: f.height, storageKey });
+    }
+    if (fileRows.length) await tx.file.createMany({ data: fileRows });
+    const rewriteFiles = (markdown: string) => {
+      let out = markdown;
+      for (const [from, to] of fileIdMap) out = out.split(from).join(to);
+      return out;
+    };
+
+    // Pages: one new version row per page of the current revision.
+    const versionIdMap = new Map<string, string>();
+    const versionRows: Prisma.PageVersionCreateManyInput[] = [];
+    for (const [versionId, v] of loaded.versions) {
+      const newVersionId = newId('PageVersion');
+      versionIdMap.set(versionId, newVersionId);
+      versionRows.push({
+        id: newVersionId,
+        pageId: v.pageId,
+        spaceId: newSpaceId,
+        kind: v.kind,
+        title: v.title,
+        slug: v.slug,
+        emoji: v.emoji,
+        icon: v.icon,
+        description: v.description,
+        markdown: rewriteFiles(v.markdown),
+        href: v.href,
+        hidden: v.hidden,
+        ...(v.layout != null ? { layout: v.layout as Prisma.InputJsonValue } : {}),
+        pageCreatedAt: v.pageCreatedAt,
+      });
+    }
+    if (versionRows.length) await tx.pageVersion.createMany({ data: versionRows });
+    const mapTree = (nodes: TreeNode[]): TreeNode[] => nodes.map((n) => ({ id: n.id, v: versionIdMap.get(n.v) ?? n.v, pages: mapTree(n.pages) }));
+    const revision = await writeRevision(tx, {
+      spaceId: newSpaceId,
+      parents: [],
+      type: 'edits',
+      tree: mapTree(loaded.tree),
+      fileIds: loaded.revision.fileIds.map((f) => fileIdMap.get(f)).filter((f): f is string => !!f),
+      createdById: viewer.user.id,
+      variables: loaded.revision.variables as Prisma.InputJsonValue,
+      reusableContents: loaded.revision.reusableContents as Prisma.InputJsonValue,
+    });
+
+    const grants = await tx.contentGrant.findMany({ where: { spaceId: fresh.id } });
+    if (grants.length) {
+      await tx.contentGrant.createMany({
+        data: grants.map((g) => ({ id: newId('ContentGrant'), organizationId: g.organizationId, spaceId: newSpaceId, userId: g.userId, teamId: g.teamId, role: g.role })),
+      });
+    }
+    return tx.space.update({ where: { id: newSpaceId }, data: { revisionId: revision.id } });
+  });
+}
+
+// ------------------------------------------------------------------ move and transfer
+
+/** Move (admin on the space; `create` in the target parent when it changes). */
+export async function moveSpace(ctx: DomainContext, id: string, raw: unknown): Promise<Space> {
+  const space = await requireSpaceById(ctx, id, 'admin');
+  await moveContent(ctx, { kind: 'space', id: space.id, organizationId: space.organizationId, parentId: space.parentId }, raw);
+  return ctx.prisma.space.findUniqueOrThrow({ where: { id } });
+}
+
+/** Transfer to another organization's root (admin of both organizations). */
+export async function transferSpace(ctx: DomainContext, id: string, raw: unknown): Promise<Space> {
+  const space = await requireSpaceById(ctx, id, 'read');
+  await transferContent(ctx, { kind: 'space', id: space.id, organizationId: space.organizationId, parentId: space.parentId }, raw);
+  return ctx.prisma.space.findUniqueOrThrow({ where: { id } });
+}
+
+// ------------------------------------------------------------------ listings
+
+/** Filter for the spaces of an organization the caller may read (see collections.ts). */
+export { visibleSpacesWhere };

@@ -1,2 +1,339 @@
-// GraphQL types, queries and mutations for this area (not yet built).
-import '../graphql/builder.ts';
+// Change requests: the ChangeRequest node, the space's change request list, the query by id or
+// number, and one mutation per documented operation (create, update, merge, update from main,
+// PDF, content batch).
+import { builder } from './builder.ts';
+import { dropUndefined, loader, countsByKey, loadSpaceById, loadUserById } from './common.ts';
+import { UserRef } from './users.ts';
+import { ContentChangeOutcomeRef, FileRef, ImportContentSourceEnum, ImportJobRef, RevisionRef, loadRevisionById } from './content.ts';
+import type { Context } from './context.ts';
+import type { ChangeRequest } from '../generated/prisma/client.ts';
+import {
+  CHANGE_REQUEST_STATUSES,
+  assertEditableChangeRequest,
+  applyChangeRequestContent,
+  changeRequestListWhere,
+  changeRequestPermissions,
+  createChangeRequest,
+  exportChangeRequestPdf,
+  isOutdated,
+  mergeChangeRequest,
+  resolveChangeRequest,
+  updateChangeRequest,
+  updateChangeRequestFromMain,
+} from '../domain/change-requests.ts';
+import { startImport, waitForImportJob } from '../domain/imports.ts';
+import { badRequest } from '../domain/errors.ts';
+import { restEnum } from '../rest/router.ts';
+
+export const ChangeRequestStatusEnum = builder.enumType('ChangeRequestStatus', {
+  description: '`merged` is reached only by merging.',
+  values: CHANGE_REQUEST_STATUSES,
+});
+
+const ChangeRequestUrls = builder.simpleObject('ChangeRequestUrls', {
+  fields: (t) => ({ location: t.string(), app: t.string() }),
+});
+
+const ChangeRequestPermissions = builder.simpleObject('ChangeRequestPermissions', {
+  description: 'What the caller may do with the change request (computed by the rules the operations enforce).',
+  fields: (t) => ({
+    view: t.boolean(),
+    comment: t.boolean(),
+    edit: t.boolean({ description: 'Change subject and status (the author, or `edit` on the space).' }),
+    editContent: t.boolean({ description: 'Author content, update from main (`edit`).' }),
+    review: t.boolean(),
+    merge: t.boolean({ description: '`review` on an unlocked space, change request neither merged nor archived.' }),
+  }),
+});
+
+/** Open top-level comments per change request. */
+function openCommentCount(ctx: Context, changeRequestId: string) {
+  return loader<string, number>(ctx, 'changeRequest.openComments', async (ids) => {
+    const rows = await ctx.prisma.comment.groupBy({
+      by: ['changeRequestId'],
+      where: { changeRequestId: { in: [...ids] }, parentId: null, status: 'open' },
+      _count: { _all: true },
+    });
+    return countsByKey(ids, rows.map((r) => ({ key: r.changeRequestId!, count: r._count._all })));
+  }).load(changeRequestId);
+}
+
+export const changeRequestUrls = (ctx: Context, cr: Pick<ChangeRequest, 'id' | 'spaceId' | 'number'>) => ({
+  location: `${ctx.config.publicUrl}/v1/spaces/${cr.spaceId}/change-requests/${cr.id}`,
+  app: `${ctx.config.appUrl}/s/${cr.spaceId}/~/changes/${cr.number}`,
+});
+
+export const ChangeRequestRef = builder.prismaNode('ChangeRequest', {
+  id: { field: 'id' },
+  description: 'Proposed edits to a space, on their own line of revisions, reviewed and merged.',
+  fields: (t) => ({
+    number: t.exposeInt('number', { description: 'Incremental number within the space; usable instead of the id.' }),
+    status: t.expose('status', { type: ChangeRequestStatusEnum }),
+    subject: t.exposeString('subject'),
+    agentTaskId: t.exposeString('agentTaskId', { nullable: true }),
+    createdBy: t.field({ type: UserRef, nullable: true, resolve: (cr, _a, ctx) => loadUserById(ctx, cr.createdById) }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    mergedAt: t.expose('mergedAt', { type: 'DateTime', nullable: true }),
+    spaceId: t.exposeString('spaceId'),
+    space: t.relation('space'),
+    revisionId: t.exposeString('revisionId', { description: 'Id of the head revision of the change request.' }),
+    revisionInitialId: t.exposeString('revisionInitialId', { description: 'Id of the space revision it was created from.' }),
+    revisionMergedAncestorId: t.exposeString('revisionMergedAncestorId', { nullable: true, description: 'Main revision of the last update from main.' }),
+    revisionMergedId: t.exposeString('revisionMergedId', { nullable: true, description: 'When merged, the revision the merge created.' }),
+    revision: t.field({ type: RevisionRef, description: 'The head revision: the content of the change request.', resolve: (cr, _a, ctx) => revisionOrThrow(ctx, cr.revisionId) }),
+    revisionInitial: t.field({ type: RevisionRef, resolve: (cr, _a, ctx) => revisionOrThrow(ctx, cr.revisionInitialId) }),
+    revisionMergedAncestor: t.field({
+      type: RevisionRef,
+      nullable: true,
+      resolve: (cr, _a, ctx) => (cr.revisionMergedAncestorId ? loadRevisionById(ctx, cr.revisionMergedAncestorId) : null),
+    }),
+    revisionMerged: t.field({ type: RevisionRef, nullable: true, resolve: (cr, _a, ctx) => (cr.revisionMergedId ? loadRevisionById(ctx, cr.revisionMergedId) : null) }),
+    outdated: t.boolean({
+      description: 'True when main moved since the last base (revisionMergedAncestor, else revisionInitial); never for a merged change request.',
+      resolve: async (cr, _a, ctx) => isOutdated(cr, (await loadSpaceById(ctx, cr.spaceId))?.revisionId ?? null),
+    }),
+    comments: t.int({ description: 'Open comments on the change request.', resolve: (cr, _a, ctx) => openCommentCount(ctx, cr.id) }),
+    urls: t.field({ type: ChangeRequestUrls, resolve: (cr, _a, ctx) => changeRequestUrls(ctx, cr) }),
+    permissions: t.field({
+      type: ChangeRequestPermissions,
+      resolve: async (cr, _a, ctx) => {
+        const space = await loadSpaceById(ctx, cr.spaceId);
+        const role = space ? await ctx.access.spaceRole(space) : null;
+        return changeRequestPermissions(cr, role, ctx.viewer?.user.id, space ?? { editMode: 'locked' });
+      },
+    }),
+  }),
+});
+
+async function revisionOrThrow(ctx: Context, id: string) {
+  const rev = await loadRevisionById(ctx, id);
+  if (!rev) throw new Error(`change request revision ${id} is missing`);
+  return rev;
+}
+
+/** The change request a merge revision came from (the contract's `mergedFrom`), batched. */
+function mergedFromOf(ctx: Context, revisionId: string) {
+  return loader<string, ChangeRequest | null>(ctx, 'changeRequest.byMergedRevision', async (ids) => {
+    const rows = await ctx.prisma.changeRequest.findMany({ where: { revisionMergedId: { in: [...ids] } } });
+    const m = new Map(rows.map((r) => [r.revisionMergedId!, r]));
+    return ids.map((id) => m.get(id) ?? null);
+  }).load(revisionId);
+}
+
+builder.prismaObjectField('Revision', 'mergedFrom', (t) =>
+  t.field({
+    type: ChangeRequestRef,
+    nullable: true,
+    description: 'On `merge` revisions: the change request that was merged.',
+    resolve: (r, _a, ctx) => (r.type === 'merge' ? mergedFromOf(ctx, r.id) : null),
+  }),
+);
+
+// ------------------------------------------------------------------ reads
+
+builder.prismaObjectField('Space', 'changeRequestList', (t) =>
+  t.prismaConnection({
+    type: 'ChangeRequest',
+    cursor: 'id',
+    maxSize: 1000,
+    description: 'Change requests of the space, newest first (`changeRequests` is their count). `status` defaults to `open`.',
+    args: {
+      status: t.arg({ type: ChangeRequestStatusEnum }),
+      contributor: t.arg.string({ description: 'A user id: the author or anyone who authored a revision of it.' }),
+    },
+    resolve: async (query, space, args, ctx) => {
+      await ctx.access.requireSpace(space, 'read');
+      const where = changeRequestListWhere(space.id, dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined }));
+      return ctx.prisma.changeRequest.findMany({ ...query, where, orderBy: { number: 'desc' } });
+    },
+    totalCount: async (space, args, ctx) => {
+      const where = changeRequestListWhere(space.id, dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined }));
+      return ctx.prisma.changeRequest.count({ where });
+    },
+  }),
+);
+
+builder.queryField('changeRequest', (t) =>
+  t.prismaField({
+    type: 'ChangeRequest',
+    description: 'A change request by id or by its number in the space.',
+    args: { spaceId: t.arg.id({ required: true }), idOrNumber: t.arg.string({ required: true }) },
+    resolve: async (query, _r, args, ctx) => {
+      const { changeRequest } = await resolveChangeRequest(ctx, String(args.spaceId), args.idOrNumber);
+      return ctx.prisma.changeRequest.findUniqueOrThrow({ ...query, where: { id: changeRequest.id } });
+    },
+  }),
+);
+
+// ------------------------------------------------------------------ mutations
+
+const ChangeRequestPayload = builder.simpleObject('ChangeRequestPayload', {
+  fields: (t) => ({ changeRequest: t.field({ type: ChangeRequestRef }) }),
+});
+
+const MergeConflict = builder.simpleObject('ChangeRequestMergeConflict', {
+  description: 'Why a merge or an update could not be done.',
+  fields: (t) => ({
+    pageId: t.string({ nullable: true, description: 'The page in conflict; null for revision-level values (variables, reusable content).' }),
+    reason: t.string(),
+  }),
+});
+
+const MergeResultEnum = builder.enumType('ChangeRequestMergeResult', { values: ['merge', 'conflicts'] as const });
+const UpdateResultEnum = builder.enumType('ChangeRequestUpdateResult', { values: ['update', 'conflicts'] as const });
+
+const MergeChangeRequestPayload = builder.simpleObject('MergeChangeRequestPayload', {
+  fields: (t) => ({
+    result: t.field({ type: MergeResultEnum }),
+    revision: t.string({ description: 'The merge revision (now the space revision); on conflicts the unchanged space revision.' }),
+    conflicts: t.field({ type: [MergeConflict] }),
+    changeRequest: t.field({ type: ChangeRequestRef }),
+  }),
+});
+
+const UpdateChangeRequestFromMainPayload = builder.simpleObject('UpdateChangeRequestFromMainPayload', {
+  fields: (t) => ({
+    result: t.field({ type: UpdateResultEnum }),
+    revision: t.string({ description: 'The new head of the change request; on conflicts its unchanged head.' }),
+    conflicts: t.field({ type: [MergeConflict] }),
+    changeRequest: t.field({ type: ChangeRequestRef }),
+  }),
+});
+
+const ApplyChangeRequestContentChangesPayload = builder.simpleObject('ApplyChangeRequestContentChangesPayload', {
+  fields: (t) => ({
+    changeRequest: t.field({ type: ChangeRequestRef }),
+    revision: t.field({ type: RevisionRef, description: 'The new head revision.' }),
+    changes: t.field({ type: [ContentChangeOutcomeRef] }),
+    insertedFiles: t.field({ type: [FileRef] }),
+  }),
+});
+
+const ExportChangeRequestPdfPayload = builder.simpleObject('ExportChangeRequestPdfPayload', {
+  fields: (t) => ({
+    url: t.string({ description: 'Where the PDF is served (needs a token that may read the space).' }),
+    changeRequest: t.field({ type: ChangeRequestRef }),
+  }),
+});
+
+const target = (t: PothosSchemaTypes.InputFieldBuilder<any, 'InputObject'>) => ({
+  spaceId: t.id({ required: true }),
+  changeRequestId: t.string({ required: true, description: 'Change request id or number.' }),
+});
+
+const CreateChangeRequestInput = builder.inputType('CreateChangeRequestInput', {
+  fields: (t) => ({
+    spaceId: t.id({ required: true }),
+    subject: t.string({ description: 'At most 100 characters.' }),
+    agentTaskId: t.string({ description: 'Id of an agent task to implement (stored).' }),
+  }),
+});
+const UpdateChangeRequestInput = builder.inputType('UpdateChangeRequestInput', {
+  fields: (t) => ({ ...target(t), subject: t.string(), status: t.field({ type: ChangeRequestStatusEnum, description: 'draft, open or archived.' }) }),
+});
+const ChangeRequestTargetInput = (name: string) => builder.inputType(name, { fields: (t) => target(t) });
+const ExportChangeRequestPdfInput = builder.inputType('ExportChangeRequestPdfInput', {
+  fields: (t) => ({
+    ...target(t),
+    only: t.boolean({ description: 'Only `page`, without its descendants.' }),
+    page: t.string({ description: 'Page id: that page and its descendants (or only it).' }),
+  }),
+});
+const ApplyChangeRequestContentChangesInput = builder.inputType('ApplyChangeRequestContentChangesInput', {
+  fields: (t) => ({
+    ...target(t),
+    changes: t.field({
+      type: ['JSON'],
+      required: true,
+      description: '1 to 50 changes of the official batch: insert_page, update_page, delete_page, revert_page, insert_files.',
+    }),
+  }),
+});
+
+const ImportChangeRequestContentPayload = builder.simpleObject('ImportChangeRequestContentPayload', {
+  fields: (t) => ({
+    importJob: t.field({ type: ImportJobRef }),
+    revision: t.field({ type: RevisionRef, description: 'The revision the import wrote when it finished in time, else the current head.' }),
+  }),
+});
+
+const ImportChangeRequestContentInput = builder.inputType('ImportChangeRequestContentInput', {
+  fields: (t) => ({
+    ...target(t),
+    url: t.string({ required: true }),
+    source: t.field({ type: ImportContentSourceEnum, required: true }),
+    waitSeconds: t.int({ description: 'Wait up to this many seconds (0–20) for the job to finish.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  importChangeRequestContent: t.field({
+    type: ImportChangeRequestContentPayload,
+    description: 'Import a URL into the change request as new pages (a background job; needs `edit`). REST: POST …/content/import (waits 20 s).',
+    args: { input: t.arg({ type: ImportChangeRequestContentInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const wait = input.waitSeconds ?? 0;
+      if (wait < 0 || wait > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
+      const { changeRequest } = await resolveChangeRequest(ctx, String(input.spaceId), input.changeRequestId, 'edit');
+      assertEditableChangeRequest(changeRequest);
+      const job = await startImport(ctx, { spaceId: changeRequest.spaceId, changeRequestId: changeRequest.id }, { url: input.url, source: restEnum(input.source) });
+      const done = wait > 0 ? await waitForImportJob(ctx, job.id, wait * 1000) : job;
+      return { importJob: done, revision: await revisionOrThrow(ctx, done.revisionId ?? job.baseRevisionId) };
+    },
+  }),
+  createChangeRequest: t.field({
+    type: ChangeRequestPayload,
+    description: 'Open a change request on the space (needs `edit`). REST: POST /v1/spaces/{spaceId}/change-requests.',
+    args: { input: t.arg({ type: CreateChangeRequestInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { spaceId, ...rest } = input;
+      return { changeRequest: await createChangeRequest(ctx, String(spaceId), dropUndefined(rest)) };
+    },
+  }),
+  updateChangeRequest: t.field({
+    type: ChangeRequestPayload,
+    description: 'Change subject or status (the author, or `edit`).',
+    args: { input: t.arg({ type: UpdateChangeRequestInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { spaceId, changeRequestId, subject, status } = input;
+      return { changeRequest: await updateChangeRequest(ctx, String(spaceId), changeRequestId, dropUndefined({ subject: subject ?? undefined, status: status ?? undefined })) };
+    },
+  }),
+  mergeChangeRequest: t.field({
+    type: MergeChangeRequestPayload,
+    description: 'Three-way merge into main (needs `review`); `conflicts` changes nothing.',
+    args: { input: t.arg({ type: ChangeRequestTargetInput('MergeChangeRequestInput'), required: true }) },
+    resolve: (_r, { input }, ctx) => mergeChangeRequest(ctx, String(input.spaceId), input.changeRequestId),
+  }),
+  updateChangeRequestFromMain: t.field({
+    type: UpdateChangeRequestFromMainPayload,
+    description: 'Pull main into the change request (needs `edit`); `conflicts` changes nothing. REST: POST …/update.',
+    args: { input: t.arg({ type: ChangeRequestTargetInput('UpdateChangeRequestFromMainInput'), required: true }) },
+    resolve: (_r, { input }, ctx) => updateChangeRequestFromMain(ctx, String(input.spaceId), input.changeRequestId),
+  }),
+  exportChangeRequestPdf: t.field({
+    type: ExportChangeRequestPdfPayload,
+    description: 'Render the change request as a PDF (synchronously), stored and served at `url`.',
+    args: { input: t.arg({ type: ExportChangeRequestPdfInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      exportChangeRequestPdf(ctx, String(input.spaceId), input.changeRequestId, dropUndefined({ only: input.only ?? undefined, page: input.page ?? undefined })),
+  }),
+  applyChangeRequestContentChanges: t.field({
+    type: ApplyChangeRequestContentChangesPayload,
+    description: 'Apply a batch of content changes to the change request as one new revision (needs `edit`). REST: POST …/content.',
+    args: { input: t.arg({ type: ApplyChangeRequestContentChangesInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const r = await applyChangeRequestContent(ctx, String(input.spaceId), input.changeRequestId, input.changes);
+      const cr = r.changeRequest;
+      const files = r.insertedFiles.length ? await ctx.prisma.file.findMany({ where: { id: { in: r.insertedFiles.map((f) => f.id) } } }) : [];
+      const byId = new Map(files.map((f) => [f.id, f]));
+      return {
+        changeRequest: cr,
+        revision: r.revision,
+        changes: r.outcomes.map((outcome) => ({ outcome, spaceId: cr.spaceId, revisionId: r.revision.id, changeRequestId: cr.id })),
+        insertedFiles: r.insertedFiles.map((f) => byId.get(f.id)!).filter(Boolean),
+      };
+    },
+  }),
+}));

@@ -1,2 +1,231 @@
-// GraphQL types, queries and mutations for this area (not yet built).
-import '../graphql/builder.ts';
+// Collections: the Collection node (with its spaces and sub-collections), the organization's
+// collection and space listings, the collection mutations, and the move/transfer inputs shared
+// with spaces.
+import { builder } from './builder.ts';
+import { RoleEnum, DeletePayload, dropUndefined } from './common.ts';
+import type { Context } from './context.ts';
+import type { Collection } from '../generated/prisma/client.ts';
+import { notFound } from '../domain/errors.ts';
+import {
+  createCollection,
+  deleteCollection,
+  getCollection,
+  moveCollection,
+  transferCollection,
+  updateCollection,
+  visibleCollectionsWhere,
+  visibleSpacesWhere,
+} from '../domain/collections.ts';
+
+const CollectionPermissions = builder.simpleObject('CollectionPermissions', {
+  description: 'What the caller may do with the collection (computed by the access module that enforces it).',
+  fields: (t) => ({
+    view: t.boolean(),
+    admin: t.boolean({ description: 'Edit, move, transfer and delete the collection.' }),
+    viewInviteLinks: t.boolean(),
+    create: t.boolean({ description: 'Create spaces and collections inside it.' }),
+  }),
+});
+
+const CollectionUrls = builder.simpleObject('CollectionUrls', {
+  fields: (t) => ({ location: t.string(), app: t.string() }),
+});
+
+async function loadVisibleCollection(ctx: Context, id: string): Promise<Collection | null> {
+  const c = await ctx.prisma.collection.findUnique({ where: { id } });
+  return c && (await ctx.access.collectionRole(c)) ? c : null;
+}
+
+export const CollectionRef = builder.prismaNode('Collection', {
+  id: { field: 'id' },
+  description: 'A folder of spaces and collections in an organization.',
+  // node(id:) finds only collections the caller may see.
+  findUnique: async (id, ctx) => {
+    if (!(await loadVisibleCollection(ctx, id))) throw notFound('Collection');
+    return { id };
+  },
+  fields: (t) => ({
+    title: t.exposeString('title'),
+    description: t.exposeString('description', { nullable: true }),
+    organizationId: t.exposeString('organizationId', { description: 'Id of the owning organization.' }),
+    organization: t.relation('organization'),
+    parentId: t.exposeString('parentId', { nullable: true, description: 'Id of the parent collection.' }),
+    defaultLevel: t.expose('defaultLevel', { type: RoleEnum, nullable: true, description: 'null: inherited.' }),
+    position: t.exposeInt('position', { description: 'Index among the siblings (collections and spaces of the same parent).' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    urls: t.field({
+      type: CollectionUrls,
+      resolve: (c, _a, ctx) => ({ location: `${ctx.config.publicUrl}/v1/collections/${c.id}`, app: `${ctx.config.appUrl}/c/${c.id}` }),
+    }),
+    permissions: t.field({ type: CollectionPermissions, resolve: (c, _a, ctx) => ctx.access.collectionPermissions(c) }),
+    spaces: t.prismaConnection({
+      type: 'Space',
+      cursor: 'id',
+      maxSize: 1000,
+      description: 'Spaces directly inside the collection that you may read, in order.',
+      resolve: async (query, c, _a, ctx) =>
+        ctx.prisma.space.findMany({ ...query, where: await visibleSpacesWhere(ctx, c.organizationId, { parentId: c.id }), orderBy: [{ position: 'asc' }, { id: 'asc' }] }),
+      totalCount: async (c, _a, ctx) => ctx.prisma.space.count({ where: await visibleSpacesWhere(ctx, c.organizationId, { parentId: c.id }) }),
+    }),
+    collections: t.prismaConnection({
+      type: 'Collection',
+      cursor: 'id',
+      maxSize: 1000,
+      description: 'Collections directly inside the collection that you may see, in order.',
+      resolve: async (query, c, _a, ctx) =>
+        ctx.prisma.collection.findMany({ ...query, where: await visibleCollectionsWhere(ctx, c.organizationId, { parentId: c.id }), orderBy: [{ position: 'asc' }, { id: 'asc' }] }),
+      totalCount: async (c, _a, ctx) => ctx.prisma.collection.count({ where: await visibleCollectionsWhere(ctx, c.organizationId, { parentId: c.id }) }),
+    }),
+  }),
+});
+
+builder.prismaObjectField(CollectionRef, 'parent', (t) =>
+  t.field({
+    type: CollectionRef,
+    nullable: true,
+    description: 'The parent collection, when you may see it.',
+    select: { parent: true },
+    resolve: async (c, _a, ctx) => (c.parent && (await ctx.access.collectionRole(c.parent)) ? c.parent : null),
+  }),
+);
+
+// ------------------------------------------------------------------ organization listings
+
+builder.prismaObjectField('Organization', 'collections', (t) =>
+  t.prismaConnection({
+    type: 'Collection',
+    cursor: 'id',
+    maxSize: 1000,
+    description: 'Collections you may see; `nested: false` lists the top level only (oldest first).',
+    args: { nested: t.arg.boolean({ defaultValue: true, description: 'Include collections nested in other collections (default true).' }) },
+    resolve: async (query, org, args, ctx) =>
+      ctx.prisma.collection.findMany({
+        ...query,
+        where: await visibleCollectionsWhere(ctx, org.id, args.nested === false ? { parentId: null } : {}),
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      }),
+    totalCount: async (org, args, ctx) =>
+      ctx.prisma.collection.count({ where: await visibleCollectionsWhere(ctx, org.id, args.nested === false ? { parentId: null } : {}) }),
+  }),
+);
+
+builder.prismaObjectField('Organization', 'spaces', (t) =>
+  t.prismaConnection({
+    type: 'Space',
+    cursor: 'id',
+    maxSize: 1000,
+    description: 'Spaces you may read (deleted ones excluded), oldest first.',
+    resolve: async (query, org, _a, ctx) =>
+      ctx.prisma.space.findMany({ ...query, where: await visibleSpacesWhere(ctx, org.id), orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+    totalCount: async (org, _a, ctx) => ctx.prisma.space.count({ where: await visibleSpacesWhere(ctx, org.id) }),
+  }),
+);
+
+builder.queryField('collection', (t) =>
+  t.prismaField({
+    type: 'Collection',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _r, { id }, ctx) => {
+      await getCollection(ctx, String(id));
+      return ctx.prisma.collection.findUniqueOrThrow({ ...query, where: { id: String(id) } });
+    },
+  }),
+);
+
+// ------------------------------------------------------------------ move and transfer inputs (shared with spaces)
+
+export const ContentPointerTypeEnum = builder.enumType('ContentPointerType', { values: ['space', 'collection'] as const });
+
+const ContentPointerInput = builder.inputType('ContentPointerInput', {
+  description: 'A sibling to position against: `{type: space, space: <id>}` or `{type: collection, collection: <id>}`.',
+  fields: (t) => ({
+    type: t.field({ type: ContentPointerTypeEnum, required: true }),
+    space: t.id(),
+    collection: t.id(),
+  }),
+});
+
+export const ContentPositionInput = builder.inputType('ContentPositionInput', {
+  description: 'Where to put the item among its new siblings; by default at the end.',
+  fields: (t) => ({ before: t.field({ type: ContentPointerInput }), after: t.field({ type: ContentPointerInput }) }),
+});
+
+type PointerArg = { type: 'space' | 'collection'; space?: string | number | null; collection?: string | number | null } | null | undefined;
+type PositionArg = { before?: PointerArg; after?: PointerArg } | null | undefined;
+
+/** GraphQL move input → the domain's move body (absent fields stay absent, `parent: null` is the root). */
+export function moveBody(input: { parent?: string | number | null; position?: PositionArg }) {
+  const pointer = (p: PointerArg) => (p ? dropUndefined({ type: p.type, space: p.space ?? undefined, collection: p.collection ?? undefined }) : undefined);
+  const position = input.position ? dropUndefined({ before: pointer(input.position.before), after: pointer(input.position.after) }) : undefined;
+  return dropUndefined({ parent: input.parent === undefined ? undefined : input.parent === null ? null : String(input.parent), position });
+}
+
+// ------------------------------------------------------------------ mutations
+
+const CollectionPayload = builder.simpleObject('CollectionPayload', { fields: (t) => ({ collection: t.field({ type: CollectionRef }) }) });
+
+const CreateCollectionInput = builder.inputType('CreateCollectionInput', {
+  fields: (t) => ({
+    organizationId: t.id({ required: true }),
+    title: t.string({ description: 'At most 50 characters.' }),
+    parent: t.id({ description: 'Parent collection id.' }),
+  }),
+});
+
+const UpdateCollectionInput = builder.inputType('UpdateCollectionInput', {
+  description: 'Omitted fields are kept; null clears description and makes defaultLevel inherited.',
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    title: t.string(),
+    description: t.string(),
+    defaultLevel: t.field({ type: RoleEnum }),
+  }),
+});
+
+const MoveCollectionInput = builder.inputType('MoveCollectionInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    parent: t.id({ description: 'New parent collection; null for the organization root; omitted keeps the parent.' }),
+    position: t.field({ type: ContentPositionInput }),
+  }),
+});
+
+const TransferCollectionInput = builder.inputType('TransferCollectionInput', {
+  fields: (t) => ({ id: t.id({ required: true }), organization: t.id({ required: true, description: 'Target organization id.' }) }),
+});
+
+builder.mutationFields((t) => ({
+  createCollection: t.field({
+    type: CollectionPayload,
+    args: { input: t.arg({ type: CreateCollectionInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, ...rest } = input;
+      return { collection: await createCollection(ctx, String(organizationId), dropUndefined({ ...rest, parent: rest.parent == null ? rest.parent : String(rest.parent) })) };
+    },
+  }),
+  updateCollection: t.field({
+    type: CollectionPayload,
+    args: { input: t.arg({ type: UpdateCollectionInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { id, ...rest } = input;
+      return { collection: await updateCollection(ctx, String(id), dropUndefined(rest)) };
+    },
+  }),
+  deleteCollection: t.field({
+    type: DeletePayload,
+    description: 'Delete a collection; what it contains moves up to its parent (see docs/decisions.md).',
+    args: { input: t.arg({ type: builder.inputType('DeleteCollectionInput', { fields: (f) => ({ id: f.id({ required: true }) }) }), required: true }) },
+    resolve: async (_r, { input }, ctx) => ({ deleted: await deleteCollection(ctx, String(input.id)), deletedId: String(input.id) }),
+  }),
+  moveCollection: t.field({
+    type: CollectionPayload,
+    args: { input: t.arg({ type: MoveCollectionInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => ({ collection: await moveCollection(ctx, String(input.id), moveBody(input)) }),
+  }),
+  transferCollection: t.field({
+    type: CollectionPayload,
+    args: { input: t.arg({ type: TransferCollectionInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => ({ collection: await transferCollection(ctx, String(input.id), { organization: String(input.organization) }) }),
+  }),
+}));

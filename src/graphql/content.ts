@@ -1,2 +1,659 @@
-// GraphQL types, queries and mutations for this area (not yet built).
-import '../graphql/builder.ts';
+// Content: the Revision node (page tree, files, links, backlinks), Space.revision, live edits of a
+// space's content (extension) and imports.
+//
+// Batching: revisions load by id through the `revision.byId` loader and page versions through one
+// loader per column set (`pageVersion.meta` without markdown, `pageVersion.full` with it), so the
+// page trees of any number of spaces cost two statements per request. Use `loadRevisionContent`
+// (or `loadRevisionsBatched`) from other areas instead of querying revisions yourself.
+import { Kind, type GraphQLResolveInfo, type SelectionSetNode, type FragmentDefinitionNode } from 'graphql';
+import { builder } from './builder.ts';
+import { loader, loadSpaceById } from './common.ts';
+import type { Context } from './context.ts';
+import { Prisma, type File, type Revision } from '../generated/prisma/client.ts';
+import {
+  appUrlsOf,
+  applySpaceContentChanges,
+  buildRevisionContent,
+  computeLinks,
+  descendantsOf,
+  fileBacklinks,
+  fileNotInRevision,
+  linkStats,
+  pageLayout,
+  type ContentLink,
+  type ContentPage,
+  type LinkStatus,
+  type PageVersionRow,
+  type RevisionContent,
+  type RevisionRow,
+} from '../domain/content.ts';
+import type { ChangeOutcome } from '../domain/revisions.ts';
+import { classifyLink, markdownToDocument } from '../domain/markdown.ts';
+import { badRequest, notFound } from '../domain/errors.ts';
+import { getImportJob, startImport, waitForImportJob, IMPORT_SOURCES } from '../domain/imports.ts';
+import { restEnum } from '../rest/router.ts';
+import { SpaceRef } from './spaces.ts';
+
+// ------------------------------------------------------------------ batched loading
+
+/** Revision rows by id, one statement per request tick. */
+export function loadRevisionById(ctx: Context, id: string): Promise<Revision | null> {
+  return loader<string, Revision | null>(ctx, 'revision.byId', async (ids) => {
+    const rows = await ctx.prisma.revision.findMany({ where: { id: { in: [...ids] } } });
+    const m = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((i) => m.get(i) ?? null);
+  }).load(id);
+}
+
+export function loadRevisionsBatched(ctx: Context, ids: readonly string[]): Promise<Array<Revision | null>> {
+  return Promise.all(ids.map((id) => loadRevisionById(ctx, id)));
+}
+
+const META_COLUMNS = Prisma.raw(
+  `id, "pageId", "spaceId", kind::text AS kind, title, slug, emoji, icon, description, href, hidden, "noIndex", "noRobotsIndex", condition, layout, "createdAt", "pageCreatedAt"`,
+);
+const FULL_COLUMNS = Prisma.raw(
+  `id, "pageId", "spaceId", kind::text AS kind, title, slug, emoji, icon, description, href, hidden, "noIndex", "noRobotsIndex", condition, layout, "createdAt", "pageCreatedAt", markdown`,
+);
+
+/**
+ * Page-version rows by id; without markdown unless asked. One statement per request tick and
+ * column set (`id = ANY($1)`, a single array parameter, so thousands of pages fit).
+ */
+export function loadPageVersions(ctx: Context, ids: readonly string[], withMarkdown: boolean): Promise<Array<PageVersionRow | null>> {
+  const l = loader<string, PageVersionRow | null>(ctx, withMarkdown ? 'pageVersion.full' : 'pageVersion.meta', async (keys) => {
+    const rows = await ctx.prisma.$queryRaw<PageVersionRow[]>(
+      Prisma.sql`SELECT ${withMarkdown ? FULL_COLUMNS : META_COLUMNS} FROM "PageVersion" WHERE id = ANY(${[...keys]}::text[])`,
+    );
+    const m = new Map(rows.map((r) => [r.id, r]));
+    return keys.map((k) => m.get(k) ?? null);
+  });
+  return l.loadMany([...ids]).then((rows) => rows.map((r) => (r instanceof Error ? null : r)));
+}
+
+/**
+ * A revision's page tree with paths, memoized per request. Content without markdown is enough for
+ * trees and titles; `withMarkdown` loads page bodies too (links, backlinks, `markdown` fields).
+ */
+export function loadRevisionContent(ctx: Context, revision: RevisionRow | string, opts: { withMarkdown: boolean }): Promise<RevisionContent> {
+  const memo = memoOf(ctx);
+  const id = typeof revision === 'string' ? revision : revision.id;
+  const full = memo.get(`${id}:full`);
+  if (full) return full;
+  const key = `${id}:${opts.withMarkdown ? 'full' : 'meta'}`;
+  let p = memo.get(key);
+  if (!p) {
+    p = (async () => {
+      const row = typeof revision === 'string' ? await loadRevisionById(ctx, revision) : revision;
+      if (!row) throw notFound('Revision');
+      const rows = await loadPageVersions(ctx, row.pageVersionIds, opts.withMarkdown);
+      const versions = new Map<string, PageVersionRow>();
+      for (const r of rows) if (r) versions.set(r.id, r);
+      return buildRevisionContent(row, versions, opts.withMarkdown);
+    })();
+    memo.set(key, p);
+  }
+  return p;
+}
+
+function memoOf(ctx: Context): Map<string, Promise<RevisionContent>> {
+  let m = ctx.loaders.get('revision.content') as Map<string, Promise<RevisionContent>> | undefined;
+  if (!m) {
+    m = new Map();
+    ctx.loaders.set('revision.content', m);
+  }
+  return m;
+}
+
+/** Files by id (one statement per tick). */
+export function loadFileById(ctx: Context, id: string): Promise<File | null> {
+  return loader<string, File | null>(ctx, 'file.byId', async (ids) => {
+    const rows = await ctx.prisma.file.findMany({ where: { id: { in: [...ids] } } });
+    const m = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((i) => m.get(i) ?? null);
+  }).load(id);
+}
+
+const CONTENT_FIELDS = new Set(['markdown', 'document', 'links']);
+
+/** Does the selection under this field ask for page bodies anywhere (at any depth)? */
+export function selectsPageContent(info: GraphQLResolveInfo): boolean {
+  const seen = new Set<FragmentDefinitionNode>();
+  const walk = (set: SelectionSetNode | undefined): boolean => {
+    if (!set) return false;
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.FIELD) {
+        if (CONTENT_FIELDS.has(sel.name.value) || walk(sel.selectionSet)) return true;
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        if (walk(sel.selectionSet)) return true;
+      } else {
+        const f = info.fragments[sel.name.value];
+        if (f && !seen.has(f)) {
+          seen.add(f);
+          if (walk(f.selectionSet)) return true;
+        }
+      }
+    }
+    return false;
+  };
+  return info.fieldNodes.some((n) => walk(n.selectionSet));
+}
+
+/** Page content with markdown for a page built without it (a second, batched load). */
+async function withBody(ctx: Context, page: ContentPage): Promise<ContentPage | undefined> {
+  if (page.content.withMarkdown) return page;
+  const full = await loadRevisionContent(ctx, page.content.revision, { withMarkdown: true });
+  return full.byId.get(page.id);
+}
+
+// ------------------------------------------------------------------ keyset pages over derived lists
+
+type PageArgs = { first?: number | null; after?: string | null };
+
+const encodeCursor = (key: string) => Buffer.from(`k:${key}`).toString('base64url');
+function decodeCursor(cursor: string): string {
+  const raw = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!raw.startsWith('k:')) throw badRequest('after', 'not a cursor of this list');
+  return raw.slice(2);
+}
+
+/** A connection over a list sorted by `keyOf` ascending; cursors are the keys (stable under inserts). */
+export function keysetConnection<T>(items: T[], keyOf: (item: T) => string, args: PageArgs, extra: Record<string, unknown> = {}) {
+  const first = args.first ?? 100;
+  if (first < 0 || first > 1000) throw badRequest('first', 'must be between 0 and 1000');
+  let start = 0;
+  if (args.after) {
+    const after = decodeCursor(args.after);
+    start = items.findIndex((i) => keyOf(i) > after);
+    if (start < 0) start = items.length;
+  }
+  const end = Math.min(items.length, start + first);
+  const edges = items.slice(start, end).map((node) => ({ cursor: encodeCursor(keyOf(node)), node }));
+  return {
+    edges,
+    totalCount: items.length,
+    pageInfo: { hasNextPage: end < items.length, hasPreviousPage: start > 0, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+    ...extra,
+  };
+}
+
+// ------------------------------------------------------------------ enums and small types
+
+export const RevisionTypeEnum = builder.enumType('RevisionType', { values: ['edits', 'merge', 'rollback', 'update', 'computed'] as const });
+export const PageTypeEnum = builder.enumType('RevisionPageType', { values: ['document', 'group', 'link', 'computed'] as const });
+export const LinkStatusEnum = builder.enumType('ContentLinkStatus', {
+  description: '`ok`: no problem; `broken`: the target does not exist in the revision; `in_app` (REST `in-app`): a URL into this app.',
+  values: ['ok', 'broken', 'in_app'] as const,
+});
+export const LinkRelationEnum = builder.enumType('ContentLinkRelation', {
+  description: '`reference`: a link; `dependsOn`: the page embeds or depends on the target (files).',
+  values: ['reference', 'dependsOn'] as const,
+});
+
+const RevisionUrls = builder.simpleObject('RevisionUrls', {
+  fields: (t) => ({ app: t.string(), published: t.string({ nullable: true }), public: t.string({ nullable: true }) }),
+});
+const PageUrls = builder.simpleObject('RevisionPageUrls', { fields: (t) => ({ app: t.string() }) });
+const FileDimensions = builder.simpleObject('FileDimensions', { fields: (t) => ({ width: t.int(), height: t.int() }) });
+const LinkStats = builder.simpleObject('ContentLinkStats', {
+  fields: (t) => ({
+    total: t.int({ description: 'Links (distinct targets) in the listing before the status filter.' }),
+    broken: t.int({ description: 'Broken ones among them.' }),
+  }),
+});
+
+// ------------------------------------------------------------------ File
+
+export const FileRef = builder.prismaNode('File', {
+  id: { field: 'id' },
+  description: 'An uploaded file (image or attachment) of a space; revisions list the files they contain.',
+  // node(id:) answers only for files of spaces the caller may read.
+  findUnique: async (id, ctx) => {
+    const file = await loadFileById(ctx, id);
+    const space = file ? await loadSpaceById(ctx, file.spaceId) : null;
+    const visible = space && !space.deletedAt ? await ctx.access.spaceRole(space) : null;
+    return { id: visible ? id : '' };
+  },
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    contentType: t.exposeString('contentType'),
+    size: t.exposeInt('size'),
+    spaceId: t.exposeString('spaceId'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    dimensions: t.field({
+      type: FileDimensions,
+      nullable: true,
+      description: 'For images: width and height in pixels.',
+      resolve: (f) => (f.width != null && f.height != null ? { width: f.width, height: f.height } : null),
+    }),
+    downloadURL: t.string({
+      description: 'Where the bytes are served (with the same bearer token; access is checked).',
+      resolve: (f, _a, ctx) => `${ctx.config.publicUrl}/files/${f.id}`,
+    }),
+  }),
+});
+
+// ------------------------------------------------------------------ RevisionPage
+
+export const RevisionPageRef = builder.objectRef<ContentPage>('RevisionPage');
+
+/** The content reference of a link page (`target` in the contract). */
+export function linkPageTarget(href: string | null | undefined): Record<string, unknown> | null {
+  if (!href) return null;
+  const c = classifyLink(href);
+  const ref = /^\/(pages|files)\/([^/]+)$/.exec(href);
+  if (ref) return ref[1] === 'pages' ? { kind: 'page', page: ref[2] } : { kind: 'file', file: ref[2] };
+  if (c?.kind === 'file') return { kind: 'file', file: c.target };
+  if (c?.kind === 'page' && /^page:/i.test(href)) return { kind: 'page', page: c.target };
+  return { kind: 'url', url: href };
+}
+
+
+RevisionPageRef.implement({
+  description: 'A page of a revision: a document, a group of pages or a link. Nest `pages` as deep as you need.',
+  fields: (t) => ({
+    id: t.string({ resolve: (p) => p.id }),
+    title: t.string({ resolve: (p) => p.version.title }),
+    emoji: t.string({ nullable: true, resolve: (p) => p.version.emoji }),
+    icon: t.string({ nullable: true, resolve: (p) => p.version.icon }),
+    type: t.field({ type: PageTypeEnum, resolve: (p) => p.version.kind }),
+    slug: t.string({ resolve: (p) => p.version.slug }),
+    path: t.string({ description: 'Slug chain from the root, e.g. `guide/setup`.', resolve: (p) => p.path }),
+    description: t.string({ nullable: true, resolve: (p) => p.version.description }),
+    parentId: t.string({ nullable: true, description: 'Parent page id; null at the root.', resolve: (p) => p.parentId }),
+    depth: t.int({ description: '0 at the root.', resolve: (p) => p.depth }),
+    revisionId: t.string({ resolve: (p) => p.content.revision.id }),
+    versionId: t.string({ description: 'Id of this immutable page version (shared between revisions).', resolve: (p) => p.version.id }),
+    markdown: t.string({
+      nullable: true,
+      description: 'Body of a document page, as markdown (the stored form); null for groups and links.',
+      resolve: async (p, _a, ctx) => (p.version.kind === 'document' ? ((await withBody(ctx, p))?.version.markdown ?? '') : null),
+    }),
+    document: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'Body of a document page as a JSON document (converted from markdown); null for groups and links.',
+      resolve: async (p, _a, ctx) => (p.version.kind === 'document' ? markdownToDocument((await withBody(ctx, p))?.version.markdown ?? '') : null),
+    }),
+    href: t.string({ nullable: true, description: 'Target of a link page.', resolve: (p) => p.version.href }),
+    target: t.field({ type: 'JSON', nullable: true, description: 'Content reference of a link page.', resolve: (p) => (p.version.kind === 'link' ? linkPageTarget(p.version.href) : null) }),
+    hidden: t.boolean({ description: 'Not shown in the navigation, still reachable.', resolve: (p) => p.version.hidden }),
+    noIndex: t.boolean({ description: 'Not indexed by search and ask.', resolve: (p) => p.version.noIndex }),
+    noRobotsIndex: t.boolean({ description: 'Not indexed by search-engine robots.', resolve: (p) => p.version.noRobotsIndex }),
+    condition: t.string({ nullable: true, description: 'Adaptive-content condition deciding whether a visitor sees the page.', resolve: (p) => p.version.condition }),
+    layout: t.field({ type: 'JSON', nullable: true, description: 'Layout options of a document page.', resolve: (p) => (p.version.kind === 'document' ? pageLayout(p.version) : null) }),
+    createdAt: t.field({ type: 'DateTime', description: 'When the page first appeared.', resolve: (p) => p.version.pageCreatedAt }),
+    updatedAt: t.field({ type: 'DateTime', description: 'When this version of the page was written.', resolve: (p) => p.version.createdAt }),
+    urls: t.field({
+      type: PageUrls,
+      resolve: (p, _a, ctx) => ({ app: `${ctx.config.appUrl}/s/${p.content.revision.spaceId}/${p.path}` }),
+    }),
+    pages: t.field({
+      type: [RevisionPageRef],
+      description: 'Child pages, in order.',
+      complexity: { field: 1, multiplier: 1 },
+      resolve: (p) => p.children,
+    }),
+    descendants: t.field({ type: [RevisionPageRef], description: 'Every page below this one, pre-order (parents first).', resolve: (p) => descendantsOf(p) }),
+    links: t.connection(
+      {
+        type: ContentLinkRef,
+        description: 'Links found in this page, one per target.',
+        args: { status: t.arg({ type: LinkStatusEnum, description: 'Only links with this status.' }) },
+        resolve: async (p, args, ctx) => {
+          const full = await loadRevisionContent(ctx, p.content.revision, { withMarkdown: true });
+          return linkConnection(ctx, full, args, p.id);
+        },
+      },
+      ContentLinkConnection,
+    ),
+  }),
+});
+
+// ------------------------------------------------------------------ links
+
+type LinkNode = ContentLink & { content: RevisionContent };
+
+export const ContentLinkTargetRef = builder.objectRef<LinkNode>('ContentLinkTarget').implement({
+  description: 'What a link points at. `page`/`file` are set when the target exists in the revision.',
+  fields: (t) => ({
+    kind: t.string({ description: '`url`, `page` or `file`.', resolve: (l) => l.target.kind }),
+    raw: t.string({ description: 'The link as written in the markdown.', resolve: (l) => l.target.raw }),
+    url: t.string({ nullable: true, resolve: (l) => (l.target.kind === 'url' ? l.target.url : null) }),
+    pageId: t.string({ nullable: true, resolve: (l) => (l.target.kind === 'page' ? (l.target.pageId ?? null) : null) }),
+    fileId: t.string({ nullable: true, resolve: (l) => (l.target.kind === 'file' ? l.target.fileId : null) }),
+    page: t.field({
+      type: RevisionPageRef,
+      nullable: true,
+      resolve: (l) => (l.target.kind === 'page' && l.target.pageId ? (l.content.byId.get(l.target.pageId) ?? null) : null),
+    }),
+    file: t.field({
+      type: FileRef,
+      nullable: true,
+      resolve: (l, _a, ctx) => (l.target.kind === 'file' && l.content.fileIds.has(l.target.fileId) ? loadFileById(ctx, l.target.fileId) : null),
+    }),
+  }),
+});
+
+export const ContentLinkRef = builder.objectRef<LinkNode>('ContentLink').implement({
+  description: 'A link target and the pages where links to it are found.',
+  fields: (t) => ({
+    status: t.field({ type: LinkStatusEnum, resolve: (l) => l.status.replace('-', '_') as 'ok' | 'broken' | 'in_app' }),
+    relation: t.field({ type: LinkRelationEnum, resolve: (l) => l.relation }),
+    target: t.field({ type: ContentLinkTargetRef, resolve: (l) => l }),
+    locations: t.field({
+      type: [RevisionPageRef],
+      description: 'Pages of the revision that link to the target, in tree order.',
+      // Priced like one page: a listing of 1,000 links must stay under the cost limit.
+      complexity: { field: 1, multiplier: 1 },
+      resolve: (l) => l.locationPageIds.map((id) => l.content.byId.get(id)!).filter(Boolean),
+    }),
+  }),
+});
+
+export const ContentLinkConnection = builder.connectionObject({
+  type: ContentLinkRef,
+  name: 'ContentLinkConnection',
+  fields: (c) => ({
+    totalCount: c.int({ description: 'Links matching the status filter.', resolve: (p) => (p as unknown as { totalCount: number }).totalCount }),
+    stats: c.field({ type: LinkStats, resolve: (p) => (p as unknown as { stats: { total: number; broken: number } }).stats }),
+  }),
+});
+
+function linkConnection(ctx: Context, content: RevisionContent, args: PageArgs & { status?: string | null }, pageId?: string) {
+  const all = computeLinks(content, { appUrls: appUrlsOf(ctx), pageId });
+  const status = args.status ? (restEnum(args.status) as LinkStatus) : undefined;
+  const items: LinkNode[] = (status ? all.filter((l) => l.status === status) : all).map((l) => ({ ...l, content }));
+  const stats = linkStats(all);
+  return keysetConnection(items, (l) => l.key, args, { stats: { total: stats.total, broken: stats.broken.total } }) as never;
+}
+
+// ------------------------------------------------------------------ Revision
+
+export const RevisionRef = builder.prismaNode('Revision', {
+  id: { field: 'id' },
+  description: 'An immutable snapshot of a space\'s content: page tree, files, reusable content and variables.',
+  // node(id:) answers only for revisions of spaces the caller may read.
+  findUnique: async (id, ctx) => {
+    const rev = await loadRevisionById(ctx, id);
+    const space = rev ? await loadSpaceById(ctx, rev.spaceId) : null;
+    const visible = space && !space.deletedAt ? await ctx.access.spaceRole(space) : null;
+    return { id: visible ? id : '' };
+  },
+  fields: (t) => ({
+    parents: t.exposeStringList('parents', { description: 'Ids of the parent revisions.' }),
+    type: t.expose('type', { type: RevisionTypeEnum }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    spaceId: t.exposeString('spaceId'),
+    space: t.relation('space'),
+    changeRequestId: t.exposeString('changeRequestId', { nullable: true, description: 'Set on revisions written inside a change request.' }),
+    variables: t.field({ type: 'JSON', resolve: (r) => r.variables ?? {} }),
+    reusableContents: t.field({ type: 'JSON', resolve: (r) => r.reusableContents ?? [] }),
+    urls: t.field({
+      type: RevisionUrls,
+      resolve: async (r, _a, ctx) => {
+        const space = await loadSpaceById(ctx, r.spaceId);
+        return {
+          app: `${ctx.config.appUrl}/s/${r.spaceId}/~/revisions/${r.id}`,
+          published: space && space.visibility !== 'private' ? `${ctx.config.publicUrl}/s/${r.spaceId}` : null,
+          public: space?.visibility === 'public' ? `${ctx.config.publicUrl}/s/${r.spaceId}` : null,
+        };
+      },
+    }),
+    pages: t.field({
+      type: [RevisionPageRef],
+      description: 'Root pages, in order; nest `pages` to go deeper.',
+      resolve: async (r, _a, ctx, info) => (await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) })).roots,
+    }),
+    allPages: t.field({
+      type: [RevisionPageRef],
+      description: 'Every page, pre-order (parents before children), with `parentId` and `depth`.',
+      resolve: async (r, _a, ctx, info) => (await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) })).ordered,
+    }),
+    page: t.field({
+      type: RevisionPageRef,
+      nullable: true,
+      args: { id: t.arg.string({ required: true }) },
+      resolve: async (r, { id }, ctx, info) => (await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) })).byId.get(id) ?? null,
+    }),
+    pageByPath: t.field({
+      type: RevisionPageRef,
+      nullable: true,
+      args: { path: t.arg.string({ required: true }) },
+      resolve: async (r, { path }, ctx, info) => {
+        const content = await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) });
+        const id = content.byPath.get(path.replace(/^\/+|\/+$/g, ''));
+        return id ? (content.byId.get(id) ?? null) : null;
+      },
+    }),
+    files: t.prismaConnection({
+      type: FileRef,
+      cursor: 'id',
+      maxSize: 1000,
+      description: 'Files of the revision.',
+      resolve: (query, r, _a, ctx) => ctx.prisma.file.findMany({ ...query, where: { id: { in: r.fileIds } }, orderBy: { id: 'asc' } }),
+      totalCount: (r) => r.fileIds.length,
+    }),
+    allFiles: t.field({
+      type: [FileRef],
+      description: 'Every file of the revision (the REST Revision representation); prefer `files` for paging.',
+      resolve: async (r, _a, ctx) => (await Promise.all(r.fileIds.map((id) => loadFileById(ctx, id)))).filter((f): f is File => !!f),
+    }),
+    file: t.field({
+      type: FileRef,
+      nullable: true,
+      args: { id: t.arg.string({ required: true }) },
+      resolve: (r, { id }, ctx) => (r.fileIds.includes(id) ? loadFileById(ctx, id) : null),
+    }),
+    links: t.connection(
+      {
+        type: ContentLinkRef,
+        description: 'Every link of the revision\'s pages, one per target, sorted by target.',
+        args: { status: t.arg({ type: LinkStatusEnum, description: 'Only links with this status.' }) },
+        resolve: async (r, args, ctx) => linkConnection(ctx, await loadRevisionContent(ctx, r, { withMarkdown: true }), args),
+      },
+      ContentLinkConnection,
+    ),
+    fileBacklinks: t.connection(
+      {
+        type: RevisionPageRef,
+        description: 'Pages of the revision that reference a file (links and images). NOT_FOUND when the file is not in the revision.',
+        args: { fileId: t.arg.string({ required: true }) },
+        resolve: async (r, args, ctx) => {
+          if (!r.fileIds.includes(args.fileId)) throw fileNotInRevision(args.fileId);
+          const content = await loadRevisionContent(ctx, r, { withMarkdown: true });
+          const pages = fileBacklinks(content, args.fileId).sort((a, b) => (a.id < b.id ? -1 : 1));
+          return keysetConnection(pages, (p) => p.id, args) as never;
+        },
+      },
+      {
+        name: 'RevisionPageConnection',
+        fields: (c) => ({ totalCount: c.int({ resolve: (p) => (p as unknown as { totalCount: number }).totalCount }) }),
+      },
+    ),
+  }),
+});
+
+builder.prismaObjectField('Space', 'revision', (t) =>
+  t.field({
+    type: RevisionRef,
+    description: 'The current revision (the content readers see).',
+    resolve: async (s, _a, ctx) => {
+      const rev = s.revisionId ? await loadRevisionById(ctx, s.revisionId) : null;
+      if (!rev) throw notFound('Revision');
+      return rev;
+    },
+  }),
+);
+
+builder.queryField('revision', (t) =>
+  t.field({
+    type: RevisionRef,
+    nullable: true,
+    description: 'A revision of a space you may read (null otherwise).',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_r, { id }, ctx) => {
+      ctx.access.requireViewer();
+      const rev = await loadRevisionById(ctx, String(id));
+      const space = rev ? await loadSpaceById(ctx, rev.spaceId) : null;
+      const visible = space && !space.deletedAt ? await ctx.access.spaceRole(space) : null;
+      return visible ? rev : null;
+    },
+  }),
+);
+
+// ------------------------------------------------------------------ live edits (extension)
+
+type OutcomeShape = { outcome: ChangeOutcome; spaceId: string; revisionId: string; changeRequestId?: string | null };
+
+export const ContentChangeOutcomeRef = builder.objectRef<OutcomeShape>('ContentChangeOutcome').implement({
+  description: 'One affected page of a content-change batch (deduplicated, in the order first touched).',
+  fields: (t) => ({
+    object: t.string({ description: '`created_page`, `updated_page` or `deleted_page`.', resolve: (o) => o.outcome.object }),
+    pageId: t.string({ resolve: (o) => o.outcome.pageId }),
+    ref: t.string({ nullable: true, description: 'The batch-local ref of an inserted page.', resolve: (o) => (o.outcome.object === 'created_page' ? (o.outcome.ref ?? null) : null) }),
+    location: t.string({
+      nullable: true,
+      description: 'API URL of the page content (null for deleted pages).',
+      resolve: (o, _a, ctx) =>
+        o.outcome.object === 'deleted_page'
+          ? null
+          : o.changeRequestId
+            ? `${ctx.config.publicUrl}/v1/spaces/${o.spaceId}/change-requests/${o.changeRequestId}/content/page/${o.outcome.pageId}`
+            : `${ctx.config.publicUrl}/v1/spaces/${o.spaceId}/content/page/${o.outcome.pageId}`,
+    }),
+    page: t.field({
+      type: RevisionPageRef,
+      nullable: true,
+      description: 'The page in the new revision (null for deleted pages).',
+      resolve: async (o, _a, ctx, info) => (await loadRevisionContent(ctx, o.revisionId, { withMarkdown: selectsPageContent(info) })).byId.get(o.outcome.pageId) ?? null,
+    }),
+  }),
+});
+
+const ApplySpaceContentChangesPayload = builder.simpleObject('ApplySpaceContentChangesPayload', {
+  fields: (t) => ({
+    space: t.field({ type: SpaceRef }),
+    revision: t.field({ type: RevisionRef }),
+    changes: t.field({ type: [ContentChangeOutcomeRef] }),
+    insertedFiles: t.field({ type: [FileRef] }),
+  }),
+});
+
+builder.mutationField('applySpaceContentChanges', (t) =>
+  t.field({
+    type: ApplySpaceContentChangesPayload,
+    description:
+      'Extension: apply a content-change batch (1–50 of insert_page, update_page, delete_page, revert_page, insert_files) straight to a live space, as one new revision. REST: POST /v1/spaces/{spaceId}/content.',
+    args: {
+      input: t.arg({
+        type: builder.inputType('ApplySpaceContentChangesInput', {
+          fields: (f) => ({
+            spaceId: f.id({ required: true }),
+            changes: f.field({ type: 'JSON', required: true, description: 'The batch, as in POST …/change-requests/{id}/content.' }),
+          }),
+        }),
+        required: true,
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      const result = await applySpaceContentChanges(ctx, String(input.spaceId), input.changes);
+      const files = await ctx.prisma.file.findMany({ where: { id: { in: result.insertedFiles.map((f) => f.id) } } });
+      const byId = new Map(files.map((f) => [f.id, f]));
+      const space = await ctx.prisma.space.findUniqueOrThrow({ where: { id: result.spaceId } });
+      return {
+        space,
+        revision: result.revision,
+        changes: result.outcomes.map((outcome) => ({ outcome, spaceId: result.spaceId, revisionId: result.revision.id })),
+        insertedFiles: result.insertedFiles.map((f) => byId.get(f.id)!).filter(Boolean),
+      };
+    },
+  }),
+);
+
+// ------------------------------------------------------------------ imports
+
+export const ImportJobStateEnum = builder.enumType('ImportJobState', { values: ['pending', 'running', 'complete', 'failed'] as const });
+export const ImportContentSourceEnum = builder.enumType('ImportContentSource', {
+  values: IMPORT_SOURCES.map((s) => s.replace(/-/g, '_')) as unknown as readonly string[],
+});
+
+export const ImportJobRef = builder.prismaNode('ImportJob', {
+  id: { field: 'id' },
+  description: 'A background import of external content into a space (or a change request).',
+  findUnique: async (id, ctx) => {
+    try {
+      await getImportJob(ctx, id);
+      return { id };
+    } catch {
+      return { id: '' };
+    }
+  },
+  fields: (t) => ({
+    state: t.expose('state', { type: ImportJobStateEnum }),
+    url: t.exposeString('url'),
+    source: t.string({ resolve: (j) => j.source }),
+    spaceId: t.exposeString('spaceId'),
+    changeRequestId: t.exposeString('changeRequestId', { nullable: true }),
+    error: t.exposeString('error', { nullable: true, description: 'Why a failed import failed.' }),
+    revisionId: t.exposeString('revisionId', { nullable: true, description: 'The revision the import wrote (when complete).' }),
+    revision: t.field({ type: RevisionRef, nullable: true, resolve: (j, _a, ctx) => (j.revisionId ? loadRevisionById(ctx, j.revisionId) : null) }),
+    importedResources: t.exposeInt('importedResources'),
+    totalResources: t.exposeInt('totalResources'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+builder.queryField('importJob', (t) =>
+  t.prismaField({
+    type: 'ImportJob',
+    description: 'An import job of a space you may edit.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _r, { id }, ctx) => {
+      await getImportJob(ctx, String(id));
+      return ctx.prisma.importJob.findUniqueOrThrow({ ...query, where: { id: String(id) } });
+    },
+  }),
+);
+
+const ImportSpaceContentPayload = builder.simpleObject('ImportSpaceContentPayload', {
+  fields: (t) => ({
+    importJob: t.field({ type: ImportJobRef }),
+    revision: t.field({ type: RevisionRef, description: 'The revision the import wrote when it finished in time, else the current one.' }),
+  }),
+});
+
+builder.mutationField('importSpaceContent', (t) =>
+  t.field({
+    type: ImportSpaceContentPayload,
+    description:
+      'Import a URL (markdown, zip, html, website, docx…) into a space as new pages, in a background job. With `waitSeconds` (max 20) the call waits for the job; REST waits 20 s.',
+    args: {
+      input: t.arg({
+        type: builder.inputType('ImportSpaceContentInput', {
+          fields: (f) => ({
+            spaceId: f.id({ required: true }),
+            changeRequestId: f.id({ description: 'Import into this change request instead of the space content.' }),
+            url: f.string({ required: true }),
+            source: f.field({ type: ImportContentSourceEnum, required: true }),
+            waitSeconds: f.int({ description: 'Wait up to this many seconds (0–20) for the job to finish.' }),
+          }),
+        }),
+        required: true,
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      const wait = input.waitSeconds ?? 0;
+      if (wait < 0 || wait > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
+      const job = await startImport(ctx, { spaceId: String(input.spaceId), changeRequestId: input.changeRequestId ? String(input.changeRequestId) : undefined }, {
+        url: input.url,
+        source: restEnum(input.source),
+      });
+      const done = wait > 0 ? await waitForImportJob(ctx, job.id, wait * 1000) : job;
+      const revisionId = done.revisionId ?? job.baseRevisionId;
+      const revision = await loadRevisionById(ctx, revisionId);
+      return { importJob: done, revision: revision! };
+    },
+  }),
+);

@@ -1,9 +1,20 @@
 // Spaces: the Space node (with counters and permissions), queries and mutations.
 import { builder } from './builder.ts';
-import { RoleEnum, loader, countsByKey, dropUndefined } from './common.ts';
-import { createSpace, getSpace } from '../domain/spaces.ts';
+import { RoleEnum, loader, countsByKey, dropUndefined, DeletePayload, loadSpaceById } from './common.ts';
+import {
+  createSpace,
+  getSpace,
+  updateSpace,
+  deleteSpace,
+  restoreSpace,
+  duplicateSpace,
+  moveSpace,
+  transferSpace,
+} from '../domain/spaces.ts';
+import { notFound } from '../domain/errors.ts';
 import { restEnum } from '../rest/router.ts';
 import type { Context } from './context.ts';
+import { CollectionRef, ContentPositionInput, moveBody } from './collections.ts';
 
 export const ContentVisibilityEnum = builder.enumType('ContentVisibility', {
   values: ['public', 'unlisted', 'share_link', 'visitor_auth', 'in_collection', 'private'] as const,
@@ -70,6 +81,12 @@ function changeRequestCounts(ctx: Context, spaceId: string) {
 export const SpaceRef = builder.prismaNode('Space', {
   id: { field: 'id' },
   description: 'A space of content: a page tree with revisions, change requests and comments.',
+  // node(id:) finds only spaces the caller may read (never deleted ones).
+  findUnique: async (id, ctx) => {
+    const space = await loadSpaceById(ctx, id);
+    if (!space || space.deletedAt || !(await ctx.access.spaceRole(space))) throw notFound('Space');
+    return { id };
+  },
   fields: (t) => ({
     title: t.exposeString('title'),
     emoji: t.exposeString('emoji', { nullable: true }),
@@ -82,6 +99,14 @@ export const SpaceRef = builder.prismaNode('Space', {
     organizationId: t.exposeString('organizationId', { description: 'Id of the owning organization.' }),
     organization: t.relation('organization'),
     parentId: t.exposeString('parentId', { nullable: true, description: 'Id of the parent collection.' }),
+    parent: t.field({
+      type: CollectionRef,
+      nullable: true,
+      description: 'The parent collection, when you may see it.',
+      select: { parent: true },
+      resolve: async (s, _a, ctx) => (s.parent && (await ctx.access.collectionRole(s.parent)) ? s.parent : null),
+    }),
+    position: t.exposeInt('position', { description: 'Index among the siblings (collections and spaces of the same parent).' }),
     revisionId: t.string({ description: 'Id of the current revision.', resolve: (s) => s.revisionId ?? '' }),
     defaultLevel: t.expose('defaultLevel', { type: RoleEnum, nullable: true }),
     comments: t.int({ description: 'Open comments on the space.', resolve: (s, _a, ctx) => openCommentCount(ctx, s.id) }),
@@ -138,3 +163,72 @@ builder.mutationField('createSpace', (t) =>
     },
   }),
 );
+
+// ------------------------------------------------------------------ update, delete, restore, duplicate, move, transfer
+
+const SpacePayload = builder.simpleObject('SpacePayload', { fields: (t) => ({ space: t.field({ type: SpaceRef }) }) });
+
+const UpdateSpaceInput = builder.inputType('UpdateSpaceInput', {
+  description: 'Omitted fields are kept. Setting emoji clears icon and the reverse; null clears either; null defaultLevel inherits.',
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    editMode: t.field({ type: EditModeEnum, description: '`locked` refuses every content edit.' }),
+    title: t.string({ description: 'At most 50 characters.' }),
+    defaultLevel: t.field({ type: RoleEnum }),
+    emoji: t.string(),
+    icon: t.string({ description: 'An http(s) URL of an image.' }),
+  }),
+});
+
+const SpaceIdInput = (name: string) => builder.inputType(name, { fields: (t) => ({ id: t.id({ required: true }) }) });
+
+const MoveSpaceInput = builder.inputType('MoveSpaceInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    parent: t.id({ description: 'New parent collection; null for the organization root; omitted keeps the parent.' }),
+    position: t.field({ type: ContentPositionInput }),
+  }),
+});
+
+const TransferSpaceInput = builder.inputType('TransferSpaceInput', {
+  fields: (t) => ({ id: t.id({ required: true }), organization: t.id({ required: true, description: 'Target organization id.' }) }),
+});
+
+builder.mutationFields((t) => ({
+  updateSpace: t.field({
+    type: SpacePayload,
+    args: { input: t.arg({ type: UpdateSpaceInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { id, ...rest } = input;
+      return { space: await updateSpace(ctx, String(id), dropUndefined(rest)) };
+    },
+  }),
+  deleteSpace: t.field({
+    type: DeletePayload,
+    description: 'Soft delete: restorable for 7 days, then purged.',
+    args: { input: t.arg({ type: SpaceIdInput('DeleteSpaceInput'), required: true }) },
+    resolve: async (_r, { input }, ctx) => ({ deleted: await deleteSpace(ctx, String(input.id)), deletedId: String(input.id) }),
+  }),
+  restoreSpace: t.field({
+    type: SpacePayload,
+    description: 'Restore a space deleted less than 7 days ago.',
+    args: { input: t.arg({ type: SpaceIdInput('RestoreSpaceInput'), required: true }) },
+    resolve: async (_r, { input }, ctx) => ({ space: await restoreSpace(ctx, String(input.id)) }),
+  }),
+  duplicateSpace: t.field({
+    type: SpacePayload,
+    description: 'Copy a space (current content, grants) next to it, titled "<title> (copy)".',
+    args: { input: t.arg({ type: SpaceIdInput('DuplicateSpaceInput'), required: true }) },
+    resolve: async (_r, { input }, ctx) => ({ space: await duplicateSpace(ctx, String(input.id)) }),
+  }),
+  moveSpace: t.field({
+    type: SpacePayload,
+    args: { input: t.arg({ type: MoveSpaceInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => ({ space: await moveSpace(ctx, String(input.id), moveBody(input)) }),
+  }),
+  transferSpace: t.field({
+    type: SpacePayload,
+    args: { input: t.arg({ type: TransferSpaceInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => ({ space: await transferSpace(ctx, String(input.id), { organization: String(input.organization) }) }),
+  }),
+}));

@@ -1,10 +1,68 @@
-// File downloads (`/files/...`): uploaded files and generated PDFs, served with access checks.
-// Filled in by the content area.
+// File downloads with access checks, authenticated like the APIs (Authorization: Bearer):
+//   GET /files/<fileId>                   an uploaded or imported file (its `downloadURL`)
+//   GET /files/pdf/<changeRequestId>      a change request's generated PDF
+// The caller must be able to read the space the file belongs to; anything else is 404 (a missing
+// token is 401), so a file's existence is never revealed.
 import type http from 'node:http';
 import type { Context } from '../graphql/context.ts';
 import { sendJson } from './server.ts';
 import { errorBody } from '../rest/router.ts';
+import { AppError, HTTP_STATUS, notFound } from '../domain/errors.ts';
 
-export async function handleDownload(_req: http.IncomingMessage, res: http.ServerResponse, url: URL, _ctx: Context) {
-  return sendJson(res, 404, errorBody(404, `Not found: ${url.pathname}`));
+type Download = { data: Buffer; contentType: string; filename: string };
+
+async function readableSpace(ctx: Context, spaceId: string) {
+  const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
+  await ctx.access.requireSpace(space, 'read');
+}
+
+async function fileDownload(ctx: Context, fileId: string): Promise<Download> {
+  const file = await ctx.prisma.file.findUnique({ where: { id: fileId } });
+  if (!file) throw notFound('File');
+  await readableSpace(ctx, file.spaceId);
+  const data = await ctx.services.storage.get(file.storageKey);
+  if (!data) throw notFound('File');
+  return { data, contentType: file.contentType, filename: file.name };
+}
+
+async function pdfDownload(ctx: Context, changeRequestId: string): Promise<Download> {
+  const cr = await ctx.prisma.changeRequest.findUnique({ where: { id: changeRequestId }, select: { spaceId: true, number: true, pdfStorageKey: true } });
+  if (!cr) throw notFound('Change request');
+  await readableSpace(ctx, cr.spaceId);
+  const data = cr.pdfStorageKey ? await ctx.services.storage.get(cr.pdfStorageKey) : null;
+  if (!data) throw notFound('PDF');
+  return { data, contentType: 'application/pdf', filename: `change-request-${cr.number}.pdf` };
+}
+
+export async function handleDownload(req: http.IncomingMessage, res: http.ServerResponse, url: URL, ctx: Context) {
+  try {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return sendJson(res, 405, errorBody(405, `Method ${req.method} is not allowed on ${url.pathname}`));
+    }
+    ctx.access.requireViewer();
+    const parts = url.pathname.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
+    let download: Download;
+    if (parts.length === 2) download = await fileDownload(ctx, parts[1]);
+    else if (parts.length === 3 && parts[1] === 'pdf') download = await pdfDownload(ctx, parts[2]);
+    else throw notFound('File');
+    // Uploaded content is served as an attachment-safe download: never sniffed, never run as a page.
+    const inline = /^(image\/(png|jpeg|gif|webp|avif)|application\/pdf|text\/plain)$/.test(download.contentType);
+    res.writeHead(200, {
+      'Content-Type': download.contentType,
+      'Content-Length': download.data.length,
+      'Content-Disposition': `${inline ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(download.filename)}`,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'private, max-age=300',
+      'Content-Security-Policy': "default-src 'none'; sandbox",
+    });
+    return res.end(req.method === 'HEAD' ? undefined : download.data);
+  } catch (err) {
+    if (err instanceof AppError) {
+      // Not allowed to read is reported as missing: a file's existence is not revealed.
+      const status = err.code === 'FORBIDDEN' ? 404 : HTTP_STATUS[err.code];
+      return sendJson(res, status, errorBody(status, err.code === 'FORBIDDEN' ? 'File not found' : err.message));
+    }
+    throw err;
+  }
 }

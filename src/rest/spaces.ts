@@ -1,7 +1,8 @@
 // REST routes for spaces, on the GraphQL operations of graphql/spaces.ts.
 import { z } from 'zod';
-import { type RestRoute, compact, restEnum } from './router.ts';
-import { CreateSpaceInput } from '../domain/spaces.ts';
+import { type RestRoute, compact, restEnum, listQuery, pageVariables, listEnvelope, CONNECTION_FIELDS } from './router.ts';
+import { CreateSpaceInput, UpdateSpaceInput } from '../domain/spaces.ts';
+import { MoveContentInput, TransferContentInput } from '../domain/collections.ts';
 
 export const SPACE_FIELDS = `
   id title emoji icon visibility editMode createdAt updatedAt deletedAt organizationId parentId revisionId
@@ -58,5 +59,59 @@ export const routes: RestRoute[] = [
     }),
     result: (d) => toRestSpace(d.createSpace.space),
     status: 201,
+  },
+  {
+    method: 'GET',
+    path: '/v1/orgs/:organizationId/spaces',
+    query: listQuery,
+    document: `query($id: ID!, $first: Int, $after: String) { organization(id: $id) { spaces(first: $first, after: $after) { ${CONNECTION_FIELDS} nodes { ${SPACE_FIELDS} } } } }`,
+    variables: ({ params, query }) => ({ id: params.organizationId, ...pageVariables(query) }),
+    result: (d) => listEnvelope(d.organization.spaces, toRestSpace),
+  },
+  {
+    method: 'PATCH',
+    path: '/v1/spaces/:spaceId',
+    body: UpdateSpaceInput,
+    document: `mutation($input: UpdateSpaceInput!) { updateSpace(input: $input) { space { ${SPACE_FIELDS} } } }`,
+    variables: ({ params, body }) => ({ input: { id: params.spaceId, ...body } }),
+    result: (d) => toRestSpace(d.updateSpace.space),
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/spaces/:spaceId',
+    document: `mutation($input: DeleteSpaceInput!) { deleteSpace(input: $input) { deleted } }`,
+    variables: ({ params }) => ({ input: { id: params.spaceId } }),
+    status: (d) => (d.deleteSpace.deleted ? 205 : 204),
+  },
+  {
+    method: 'POST',
+    path: '/v1/spaces/:spaceId/restore',
+    document: `mutation($input: RestoreSpaceInput!) { restoreSpace(input: $input) { space { ${SPACE_FIELDS} } } }`,
+    variables: ({ params }) => ({ input: { id: params.spaceId } }),
+    result: (d) => toRestSpace(d.restoreSpace.space),
+  },
+  {
+    method: 'POST',
+    path: '/v1/spaces/:spaceId/duplicate',
+    document: `mutation($input: DuplicateSpaceInput!) { duplicateSpace(input: $input) { space { ${SPACE_FIELDS} } } }`,
+    variables: ({ params }) => ({ input: { id: params.spaceId } }),
+    result: (d) => toRestSpace(d.duplicateSpace.space),
+    status: 201,
+  },
+  {
+    method: 'POST',
+    path: '/v1/spaces/:spaceId/move',
+    body: MoveContentInput,
+    document: `mutation($input: MoveSpaceInput!) { moveSpace(input: $input) { space { ${SPACE_FIELDS} } } }`,
+    variables: ({ params, body }) => ({ input: { id: params.spaceId, ...body } }),
+    result: (d) => toRestSpace(d.moveSpace.space),
+  },
+  {
+    method: 'POST',
+    path: '/v1/spaces/:spaceId/transfer',
+    body: TransferContentInput,
+    document: `mutation($input: TransferSpaceInput!) { transferSpace(input: $input) { space { ${SPACE_FIELDS} } } }`,
+    variables: ({ params, body }) => ({ input: { id: params.spaceId, organization: body.organization } }),
+    result: (d) => toRestSpace(d.transferSpace.space),
   },
 ];

@@ -1,0 +1,360 @@
+// Change requests: proposed edits on their own line of revisions, reviewed, updated from main
+// and merged (DESIGN.md "Content").
+//
+// - `number` is per space: `Space.changeRequestSeq` incremented with `UPDATE … RETURNING` in the
+//   creating transaction, so concurrent creations queue on the space row and never share one.
+// - `revisionInitial` is the space revision it started from, `revision` its head. The last base
+//   is `revisionMergedAncestor ?? revisionInitial`; `outdated` = the space moved since then.
+// - Authoring (`POST CR/content`) applies the official change batch to the head under a row lock
+//   on the change request, so concurrent batches queue instead of losing edits.
+// - Merge and update are three-way merges (domain/three-way.ts). A merge locks the space row
+//   (`SELECT … FOR UPDATE`) before reading main, so two racing merges serialize: the second sees
+//   the first one's result as main and merges on top of it or reports conflicts. Conflicts change
+//   nothing.
+import { z } from 'zod';
+import type { DomainContext } from './context.ts';
+import type { ChangeRequest, Prisma, Role, Space } from '../generated/prisma/client.ts';
+import type { Tx } from '../db/client.ts';
+import { newId } from './ids.ts';
+import { badRequest, conflict, forbidden, notFound, parseInput } from './errors.ts';
+import { applyChanges, loadRevision, writeRevision, walkTree, type TreeNode, type LoadedRevision } from './revisions.ts';
+import { planThreeWayMerge, type MergeConflict } from './three-way.ts';
+import { atLeast } from '../auth/roles.ts';
+import { fetchForUser } from './content.ts';
+import { renderPagesPdf, type PdfPage } from './pdf.ts';
+import { assertEditable } from './spaces.ts';
+
+export const CHANGE_REQUEST_STATUSES = ['draft', 'open', 'archived', 'merged'] as const;
+export type ChangeRequestStatus = (typeof CHANGE_REQUEST_STATUSES)[number];
+
+export const ChangeRequestSubject = z.string().max(100);
+
+export const CreateChangeRequestInput = z.strictObject({
+  subject: ChangeRequestSubject.optional(),
+  agentTaskId: z.string().min(1).max(256).optional(),
+});
+
+export const UpdateChangeRequestInput = z.strictObject({
+  subject: ChangeRequestSubject.optional(),
+  status: z
+    .enum(CHANGE_REQUEST_STATUSES)
+    .refine((s) => s !== 'merged', 'a change request becomes merged only by merging it (POST …/merge)')
+    .optional(),
+});
+
+export const ChangeRequestListFilters = z.strictObject({
+  /** Default `open` (contract). */
+  status: z.enum(CHANGE_REQUEST_STATUSES).optional(),
+  /** A user id: the author, or anyone who authored a revision of the change request. */
+  contributor: z.string().min(1).max(256).optional(),
+});
+
+export const ChangeRequestPdfInput = z.strictObject({
+  only: z.boolean().optional(),
+  page: z.string().min(1).max(256).optional(),
+});
+
+/** Most pages a synchronous PDF export renders. */
+export const PDF_MAX_PAGES = 500;
+
+/** Interactive transactions that wait on row locks get more room than Prisma's 5 s default. */
+const TX_OPTIONS = { maxWait: 15_000, timeout: 60_000 };
+
+export type ResolvedChangeRequest = { space: Space; changeRequest: ChangeRequest; role: Role };
+
+/** The last revision of main this change request is based on. */
+export const lastBaseOf = (cr: Pick<ChangeRequest, 'revisionMergedAncestorId' | 'revisionInitialId'>) => cr.revisionMergedAncestorId ?? cr.revisionInitialId;
+
+/** True when main moved since the change request's last base (never for a merged one). */
+export function isOutdated(cr: Pick<ChangeRequest, 'status' | 'revisionMergedAncestorId' | 'revisionInitialId'>, spaceRevisionId: string | null) {
+  return cr.status !== 'merged' && spaceRevisionId != null && spaceRevisionId !== lastBaseOf(cr);
+}
+
+const MAX_NUMBER = 2 ** 31 - 1;
+
+/** `where` for a change request given by id or per-space number. */
+export function changeRequestKey(spaceId: string, idOrNumber: string) {
+  if (/^\d{1,10}$/.test(idOrNumber)) {
+    const n = Number(idOrNumber);
+    return { spaceId, number: n <= MAX_NUMBER ? n : -1 };
+  }
+  return { spaceId, id: idOrNumber };
+}
+
+/**
+ * Load a change request (by id or number) in a space the caller may see, requiring `min` on
+ * the space: 404 when the space or the change request is not visible, 403 below `min`.
+ */
+export async function resolveChangeRequest(ctx: DomainContext, spaceId: string, idOrNumber: string, min: Role = 'read'): Promise<ResolvedChangeRequest> {
+  const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
+  const role = await ctx.access.requireSpace(space, 'read');
+  const changeRequest = await ctx.prisma.changeRequest.findFirst({ where: changeRequestKey(spaceId, idOrNumber) });
+  if (!changeRequest) throw notFound('Change request');
+  if (!atLeast(role, min)) throw forbidden(`This requires the ${min} role on the space`);
+  return { space: space!, changeRequest, role };
+}
+
+/** What the caller may do with a change request (same rules as the operations enforce). */
+export function changeRequestPermissions(cr: Pick<ChangeRequest, 'createdById' | 'status'>, role: Role | null, viewerId: string | undefined, space: Pick<Space, 'editMode'>) {
+  const open = cr.status !== 'merged';
+  const author = viewerId !== undefined && cr.createdById === viewerId;
+  return {
+    view: role != null,
+    comment: atLeast(role, 'comment'),
+    edit: open && role != null && (author || atLeast(role, 'edit')),
+    editContent: open && cr.status !== 'archived' && atLeast(role, 'edit') && space.editMode !== 'locked',
+    review: atLeast(role, 'review'),
+    merge: open && cr.status !== 'archived' && atLeast(role, 'review') && space.editMode !== 'locked',
+  };
+}
+
+// ------------------------------------------------------------------ create, list, update
+
+export async function createChangeRequest(ctx: DomainContext, spaceId: string, raw: unknown): Promise<ChangeRequest> {
+  const viewer = ctx.access.requireViewer();
+  const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
+  await ctx.access.requireSpace(space, 'edit');
+  const input = parseInput(CreateChangeRequestInput, raw);
+  return ctx.prisma.$transaction(async (tx) => {
+    // Row lock on the space: concurrent creations queue here and each gets the next number; the
+    // current revision read under the same lock is the one a racing merge left behind.
+    const rows = await tx.$queryRaw<Array<{ seq: number; revisionId: string | null }>>`
+      UPDATE "Space" SET "changeRequestSeq" = "changeRequestSeq" + 1
+      WHERE id = ${spaceId} AND "deletedAt" IS NULL
+      RETURNING "changeRequestSeq" AS seq, "revisionId"`;
+    if (!rows.length || !rows[0].revisionId) throw notFound('Space');
+    const now = ctx.clock.now();
+    return tx.changeRequest.create({
+      data: {
+        id: newId('ChangeRequest'),
+        spaceId,
+        number: rows[0].seq,
+        status: 'open',
+        subject: input.subject ?? '',
+        agentTaskId: input.agentTaskId ?? null,
+        createdById: viewer.user.id,
+        createdAt: now,
+        updatedAt: now,
+        revisionInitialId: rows[0].revisionId,
+        revisionId: rows[0].revisionId,
+      },
+    });
+  }, TX_OPTIONS);
+}
+
+/** The Prisma `where` of a space's change request list (filters validated; access is the caller's). */
+export function changeRequestListWhere(spaceId: string, raw: unknown) {
+  const f = parseInput(ChangeRequestListFilters, raw);
+  return {
+    spaceId,
+    status: f.status ?? 'open',
+    ...(f.contributor ? { OR: [{ createdById: f.contributor }, { revisions: { some: { createdById: f.contributor } } }] } : {}),
+  } satisfies Prisma.ChangeRequestWhereInput;
+}
+
+export async function updateChangeRequest(ctx: DomainContext, spaceId: string, idOrNumber: string, raw: unknown): Promise<ChangeRequest> {
+  const viewer = ctx.access.requireViewer();
+  const { changeRequest: cr, role } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'read');
+  if (cr.createdById !== viewer.user.id && !atLeast(role, 'edit')) throw forbidden('Only the author or an editor of the space can change a change request');
+  const input = parseInput(UpdateChangeRequestInput, raw);
+  return ctx.prisma.$transaction(async (tx) => {
+    const current = await lockChangeRequest(tx, cr.id);
+    if (input.status !== undefined && current.status === 'merged') {
+      throw conflict('The change request is merged; its status cannot change');
+    }
+    return tx.changeRequest.update({
+      where: { id: cr.id },
+      data: {
+        ...(input.subject !== undefined ? { subject: input.subject } : {}),
+        ...(input.status !== undefined ? { status: input.status } : {}),
+        updatedAt: ctx.clock.now(),
+      },
+    });
+  }, TX_OPTIONS);
+}
+
+async function lockChangeRequest(tx: Tx, id: string): Promise<ChangeRequest> {
+  await tx.$queryRaw`SELECT 1 AS locked FROM "ChangeRequest" WHERE id = ${id} FOR UPDATE`;
+  const cr = await tx.changeRequest.findUnique({ where: { id } });
+  if (!cr) throw notFound('Change request');
+  return cr;
+}
+
+async function lockSpace(tx: Tx, id: string): Promise<{ revisionId: string; editMode: string }> {
+  const rows = await tx.$queryRaw<Array<{ revisionId: string | null; editMode: string; deletedAt: Date | null }>>`
+    SELECT "revisionId", "editMode"::text AS "editMode", "deletedAt" FROM "Space" WHERE id = ${id} FOR UPDATE`;
+  if (!rows.length || rows[0].deletedAt || !rows[0].revisionId) throw notFound('Space');
+  return { revisionId: rows[0].revisionId, editMode: rows[0].editMode };
+}
+
+// ------------------------------------------------------------------ authoring
+
+export type ContentChangeResult = Awaited<ReturnType<typeof applyChanges>>;
+
+/**
+ * Apply a content-change batch to the change request's head: one new revision of the change
+ * request, under a row lock so concurrent batches apply one after the other.
+ */
+export async function applyChangeRequestContent(ctx: DomainContext, spaceId: string, idOrNumber: string, changes: unknown) {
+  const viewer = ctx.access.requireViewer();
+  const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'edit');
+  assertEditable(space);
+  return ctx.prisma.$transaction(async (tx) => {
+    const current = await lockChangeRequest(tx, cr.id);
+    assertEditableChangeRequest(current);
+    const result = await applyChanges(tx, {
+      spaceId,
+      baseRevisionId: current.revisionId,
+      revertTargetRevisionId: lastBaseOf(current),
+      changes,
+      createdById: viewer.user.id,
+      changeRequestId: current.id,
+      storage: ctx.services.storage,
+      fetchFile: (url) => fetchForUser(ctx, url),
+    });
+    const changeRequest = await tx.changeRequest.update({
+      where: { id: current.id },
+      data: { revisionId: result.revision.id, updatedAt: ctx.clock.now() },
+    });
+    return { changeRequest, outcomes: result.outcomes, insertedFiles: result.insertedFiles, revision: result.revision };
+  }, TX_OPTIONS);
+}
+
+/** Content edits (batches, updates from main, imports) need an open or draft change request. */
+export function assertEditableChangeRequest(cr: Pick<ChangeRequest, 'status'>) {
+  if (cr.status === 'merged') throw conflict('The change request is merged; open a new one to change the content');
+  if (cr.status === 'archived') throw conflict('The change request is archived; reopen it (status open or draft) to change its content');
+}
+
+// ------------------------------------------------------------------ merge and update
+
+export type MergeOutcome<R extends 'merge' | 'update' = 'merge' | 'update'> = {
+  result: R | 'conflicts';
+  /** The resulting revision; on conflicts, the unchanged revision of the side that would have moved. */
+  revision: string;
+  changeRequest: ChangeRequest;
+  conflicts: MergeConflict[];
+};
+
+async function loadThree(tx: Tx, base: string, a: string, b: string): Promise<[LoadedRevision, LoadedRevision, LoadedRevision]> {
+  const cache = new Map<string, Promise<LoadedRevision>>();
+  const load = (id: string) => {
+    let p = cache.get(id);
+    if (!p) cache.set(id, (p = loadRevision(tx, id)));
+    return p;
+  };
+  // Sequential: one interactive transaction runs one statement at a time anyway.
+  const lb = await load(base);
+  const la = await load(a);
+  const lc = await load(b);
+  return [lb, la, lc];
+}
+
+/**
+ * Merge the change request into main. Needs `review`; refused on locked spaces; a merged or
+ * archived change request cannot be merged (409).
+ */
+export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, idOrNumber: string): Promise<MergeOutcome<'merge'>> {
+  const viewer = ctx.access.requireViewer();
+  const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'review');
+  assertEditable(space);
+  return ctx.prisma.$transaction(async (tx) => {
+    // Lock order everywhere: space row, then change request row.
+    const main = await lockSpace(tx, spaceId);
+    assertEditable({ id: spaceId, editMode: main.editMode as Space['editMode'] });
+    const current = await lockChangeRequest(tx, cr.id);
+    if (current.status === 'merged') throw conflict('The change request is already merged');
+    if (current.status === 'archived') throw conflict('The change request is archived; reopen it before merging');
+    const [base, target, source] = await loadThree(tx, lastBaseOf(current), main.revisionId, current.revisionId);
+    const plan = planThreeWayMerge(base, target, source, { spaceId, now: ctx.clock.now() });
+    if (!plan.clean) return { result: 'conflicts', revision: main.revisionId, changeRequest: current, conflicts: plan.conflicts } as MergeOutcome<'merge'>;
+    if (plan.newVersions.length) await tx.pageVersion.createMany({ data: plan.newVersions });
+    const revision = await writeRevision(tx, {
+      spaceId,
+      parents: [main.revisionId, current.revisionId],
+      type: 'merge',
+      tree: plan.tree,
+      fileIds: plan.fileIds,
+      createdById: viewer.user.id,
+      variables: plan.variables,
+      reusableContents: plan.reusableContents,
+    });
+    await tx.space.update({ where: { id: spaceId }, data: { revisionId: revision.id } });
+    const now = ctx.clock.now();
+    const changeRequest = await tx.changeRequest.update({
+      where: { id: current.id },
+      data: { status: 'merged', revisionMergedId: revision.id, mergedAt: now, updatedAt: now },
+    });
+    return { result: 'merge', revision: revision.id, changeRequest, conflicts: [] } as MergeOutcome<'merge'>;
+  }, TX_OPTIONS);
+}
+
+/**
+ * Pull main into the change request: a three-way merge with main as the source, written as an
+ * `update` revision of the change request whose base becomes main. Needs `edit`.
+ */
+export async function updateChangeRequestFromMain(ctx: DomainContext, spaceId: string, idOrNumber: string): Promise<MergeOutcome<'update'>> {
+  const viewer = ctx.access.requireViewer();
+  const { space: spaceRow, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'edit');
+  assertEditable(spaceRow);
+  return ctx.prisma.$transaction(async (tx) => {
+    const current = await lockChangeRequest(tx, cr.id);
+    assertEditableChangeRequest(current);
+    const space = await tx.space.findUnique({ where: { id: spaceId }, select: { revisionId: true } });
+    const mainId = space?.revisionId;
+    if (!mainId) throw notFound('Space');
+    if (mainId === lastBaseOf(current)) return { result: 'update', revision: current.revisionId, changeRequest: current, conflicts: [] } as MergeOutcome<'update'>;
+    const [base, target, source] = await loadThree(tx, lastBaseOf(current), current.revisionId, mainId);
+    const plan = planThreeWayMerge(base, target, source, { spaceId, now: ctx.clock.now() });
+    if (!plan.clean) return { result: 'conflicts', revision: current.revisionId, changeRequest: current, conflicts: plan.conflicts } as MergeOutcome<'update'>;
+    if (plan.newVersions.length) await tx.pageVersion.createMany({ data: plan.newVersions });
+    const revision = await writeRevision(tx, {
+      spaceId,
+      parents: [current.revisionId, mainId],
+      type: 'update',
+      tree: plan.tree,
+      fileIds: plan.fileIds,
+      changeRequestId: current.id,
+      createdById: viewer.user.id,
+      variables: plan.variables,
+      reusableContents: plan.reusableContents,
+    });
+    const changeRequest = await tx.changeRequest.update({
+      where: { id: current.id },
+      data: { revisionId: revision.id, revisionMergedAncestorId: mainId, updatedAt: ctx.clock.now() },
+    });
+    return { result: 'update', revision: revision.id, changeRequest, conflicts: [] } as MergeOutcome<'update'>;
+  }, TX_OPTIONS);
+}
+
+// ------------------------------------------------------------------ PDF
+
+/**
+ * Render the change request's head as a PDF (all pages in tree order; with `page`, that page and
+ * its descendants; with `only`, that page alone), store it and answer its download URL.
+ * Synchronous: the page count is bounded by PDF_MAX_PAGES.
+ */
+export async function exportChangeRequestPdf(ctx: DomainContext, spaceId: string, idOrNumber: string, raw: unknown): Promise<{ url: string; changeRequest: ChangeRequest }> {
+  const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'read');
+  const input = parseInput(ChangeRequestPdfInput, raw);
+  if (input.only && !input.page) throw badRequest('page', 'required when only is true');
+  const loaded = await loadRevision(ctx.prisma, cr.revisionId);
+  let nodes: TreeNode[] = loaded.tree;
+  if (input.page) {
+    const found = [...walkTree(loaded.tree)].find((e) => e.node.id === input.page);
+    if (!found) throw badRequest('page', `no page ${input.page} in this change request`);
+    nodes = [input.only ? { ...found.node, pages: [] } : found.node];
+  }
+  const pages: PdfPage[] = [...walkTree(nodes)].map(({ node, depth }) => {
+    const v = loaded.versions.get(node.v)!;
+    return { title: v.title, markdown: v.kind === 'document' ? v.markdown : '', depth };
+  });
+  if (pages.length > PDF_MAX_PAGES) throw badRequest('page', `at most ${PDF_MAX_PAGES} pages per PDF; export a part of the tree with page`);
+  const title = cr.subject || `${space.title} — change request #${cr.number}`;
+  const pdf = await renderPagesPdf(pages, { title });
+  const key = `pdf/${cr.id}.pdf`;
+  await ctx.services.storage.put(key, pdf, 'application/pdf');
+  const changeRequest = await ctx.prisma.changeRequest.update({ where: { id: cr.id }, data: { pdfStorageKey: key, updatedAt: cr.updatedAt } });
+  return { url: `${ctx.config.publicUrl}/files/pdf/${cr.id}`, changeRequest };
+}
+

@@ -1,0 +1,332 @@
+// Reading and editing a revision's content: the page tree with paths, files, links (ok, broken,
+// in-app) and file backlinks, and (extension) live edits of a space's own content.
+//
+// Reads work on any revision id, so the same functions serve a space's current revision and a
+// change request's head. The GraphQL layer loads revisions and page versions in batches
+// (graphql/content.ts) and hands them to `buildRevisionContent`, which is pure.
+import type { DomainContext } from './context.ts';
+import type { PageVersion, Revision, Space } from '../generated/prisma/client.ts';
+import { AppError, notFound, parseInput } from './errors.ts';
+import { applyChanges, ContentChangesInput, type TreeNode } from './revisions.ts';
+import { assertEditable, requireSpaceById } from './spaces.ts';
+import { extractLinks, isInAppUrl, normalizePagePath } from './markdown.ts';
+import { safeFetch } from './url-guard.ts';
+import type { Tx } from '../db/client.ts';
+
+// ------------------------------------------------------------------ the page tree of a revision
+
+/** The columns a page needs; `markdown` is absent when the caller did not ask for content. */
+export type PageVersionRow = Omit<PageVersion, 'markdown'> & { markdown?: string };
+
+/** The revision columns reads need (everything but nothing heavy beyond the tree index). */
+export type RevisionRow = Pick<Revision, 'id' | 'spaceId' | 'parents' | 'type' | 'tree' | 'pageVersionIds' | 'fileIds' | 'variables' | 'reusableContents' | 'changeRequestId' | 'createdAt'>;
+
+export type ContentPage = {
+  id: string;
+  parentId: string | null;
+  depth: number;
+  /** Slug chain from the root, e.g. `guide/setup`. */
+  path: string;
+  version: PageVersionRow;
+  children: ContentPage[];
+  content: RevisionContent;
+};
+
+export type RevisionContent = {
+  revision: RevisionRow;
+  roots: ContentPage[];
+  byId: Map<string, ContentPage>;
+  /** Every page, pre-order (parents before children, siblings in order). */
+  ordered: ContentPage[];
+  byPath: Map<string, string>;
+  fileIds: Set<string>;
+  /** True when page rows carry their markdown. */
+  withMarkdown: boolean;
+};
+
+/** Assemble a revision's pages from its tree index and the page-version rows it points at. */
+export function buildRevisionContent(revision: RevisionRow, versions: Map<string, PageVersionRow>, withMarkdown: boolean): RevisionContent {
+  const content: RevisionContent = {
+    revision,
+    roots: [],
+    byId: new Map(),
+    ordered: [],
+    byPath: new Map(),
+    fileIds: new Set(revision.fileIds),
+    withMarkdown,
+  };
+  const visit = (nodes: TreeNode[], parent: ContentPage | null, out: ContentPage[]) => {
+    for (const n of nodes) {
+      const version = versions.get(n.v);
+      if (!version) continue; // cannot happen for a consistent revision; never crash a read on it
+      const path = parent ? `${parent.path}/${version.slug}` : version.slug;
+      const page: ContentPage = { id: n.id, parentId: parent?.id ?? null, depth: parent ? parent.depth + 1 : 0, path, version, children: [], content };
+      out.push(page);
+      content.byId.set(page.id, page);
+      content.ordered.push(page);
+      if (!content.byPath.has(path)) content.byPath.set(path, page.id);
+      visit(n.pages, page, page.children);
+    }
+  };
+  visit((revision.tree as unknown as TreeNode[]) ?? [], null, content.roots);
+  return content;
+}
+
+/** Default page layout (the contract requires every option on document pages). */
+export const DEFAULT_PAGE_LAYOUT = {
+  width: 'default',
+  cover: true,
+  coverSize: 'hero',
+  title: true,
+  description: true,
+  tableOfContents: true,
+  outline: true,
+  pagination: true,
+  metadata: true,
+} as const;
+
+export function pageLayout(version: Pick<PageVersionRow, 'layout'>) {
+  const stored = version.layout && typeof version.layout === 'object' && !Array.isArray(version.layout) ? (version.layout as Record<string, unknown>) : {};
+  return { ...DEFAULT_PAGE_LAYOUT, ...stored };
+}
+
+/** Descendants of a page, pre-order. */
+export function descendantsOf(page: ContentPage): ContentPage[] {
+  const out: ContentPage[] = [];
+  const visit = (p: ContentPage) => {
+    for (const c of p.children) {
+      out.push(c);
+      visit(c);
+    }
+  };
+  visit(page);
+  return out;
+}
+
+// ------------------------------------------------------------------ links
+
+export type LinkStatus = 'ok' | 'broken' | 'in-app';
+export type LinkRelation = 'reference' | 'dependsOn';
+
+export type LinkTarget =
+  | { kind: 'url'; raw: string; url: string }
+  | { kind: 'page'; raw: string; pageId?: string }
+  | { kind: 'file'; raw: string; fileId: string };
+
+export type ContentLink = {
+  /** Stable sort and cursor key: one item per target. */
+  key: string;
+  status: LinkStatus;
+  relation: LinkRelation;
+  target: LinkTarget;
+  /** Pages of the revision where a link to the target is found, in tree order. */
+  locationPageIds: string[];
+};
+
+const PAGE_ID = /^page_[0-9A-Za-z]{22}$/;
+const FILE_ID = /^file_[0-9A-Za-z]{22}$/;
+
+/**
+ * Where a link points, in a revision. Internal references are written `page:<id>` / `file:<id>`
+ * (markdown.ts) or `/pages/<id>` / `/files/<id>` (the official content-change batch); page paths
+ * (`./setup.md`, `/guide/setup`) resolve against the linking page, then the space root.
+ */
+export function resolveLinkTarget(
+  content: RevisionContent,
+  from: ContentPage,
+  link: { kind: string; target: string },
+): LinkTarget | null {
+  if (link.kind === 'anchor') return null;
+  if (link.kind === 'url') return { kind: 'url', raw: link.target, url: link.target };
+  if (link.kind === 'file') return { kind: 'file', raw: `file:${link.target}`, fileId: link.target };
+  // kind 'page': an id (page:<id>) or a normalized path.
+  const t = link.target;
+  const byRef = /^\/(pages|files)\/([^/]+)$/.exec(t);
+  if (byRef) {
+    return byRef[1] === 'files'
+      ? { kind: 'file', raw: t, fileId: byRef[2] }
+      : { kind: 'page', raw: t, pageId: content.byId.has(byRef[2]) ? byRef[2] : undefined };
+  }
+  if (PAGE_ID.test(t)) return { kind: 'page', raw: `page:${t}`, pageId: content.byId.has(t) ? t : undefined };
+  if (FILE_ID.test(t)) return { kind: 'file', raw: `file:${t}`, fileId: t };
+  return { kind: 'page', raw: t, pageId: resolvePagePath(content, from, t) };
+}
+
+function stripReadme(path: string) {
+  return path.replace(/(^|\/)(readme|index)$/i, '').replace(/\/$/, '');
+}
+
+function resolvePagePath(content: RevisionContent, from: ContentPage, target: string): string | undefined {
+  if (target.startsWith('/')) return content.byPath.get(stripReadme(target.slice(1)));
+  const parentPath = from.path.includes('/') ? from.path.slice(0, from.path.lastIndexOf('/')) : '';
+  // Sibling first (`./setup.md` next to this page), then child (a page is also a folder).
+  for (const base of [parentPath, from.path]) {
+    const joined = normalizePagePath(base ? `${base}/${target}` : target);
+    if (joined.startsWith('..')) continue;
+    const id = content.byPath.get(stripReadme(joined));
+    if (id) return id;
+  }
+  return undefined;
+}
+
+export type LinkOptions = {
+  /** Base URLs of this app: absolute links under them are `in-app`. */
+  appUrls: string[];
+  /** Only links found in this page. */
+  pageId?: string;
+};
+
+/** Every link of a revision (or of one page), one item per target, sorted by key. Needs markdown. */
+export function computeLinks(content: RevisionContent, opts: LinkOptions): ContentLink[] {
+  if (!content.withMarkdown) throw new Error('computeLinks needs page markdown');
+  const items = new Map<string, ContentLink>();
+  const pages = opts.pageId ? [content.byId.get(opts.pageId)].filter((p): p is ContentPage => !!p) : content.ordered;
+  for (const page of pages) {
+    if (page.version.kind !== 'document' || !page.version.markdown) continue;
+    for (const link of extractLinks(page.version.markdown)) {
+      const target = resolveLinkTarget(content, page, link);
+      if (!target) continue;
+      let key: string;
+      let status: LinkStatus;
+      let relation: LinkRelation = 'reference';
+      if (target.kind === 'url') {
+        key = `url:${target.url}`;
+        status = opts.appUrls.some((base) => isInAppUrl(target.url, base)) ? 'in-app' : 'ok';
+      } else if (target.kind === 'page') {
+        key = target.pageId ? `page:${target.pageId}` : `missing:${target.raw}`;
+        status = target.pageId ? 'ok' : 'broken';
+      } else {
+        key = `file:${target.fileId}`;
+        status = content.fileIds.has(target.fileId) ? 'ok' : 'broken';
+        relation = 'dependsOn';
+      }
+      const item = items.get(key);
+      if (item) {
+        if (!item.locationPageIds.includes(page.id)) item.locationPageIds.push(page.id);
+      } else {
+        items.set(key, { key, status, relation, target, locationPageIds: [page.id] });
+      }
+    }
+  }
+  return [...items.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+export function linkStats(links: ContentLink[]) {
+  return { total: links.length, broken: { total: links.filter((l) => l.status === 'broken').length } };
+}
+
+/** Pages of the revision that reference a file (link or image), in tree order. Needs markdown. */
+export function fileBacklinks(content: RevisionContent, fileId: string): ContentPage[] {
+  if (!content.withMarkdown) throw new Error('fileBacklinks needs page markdown');
+  return content.ordered.filter(
+    (page) =>
+      page.version.kind === 'document' &&
+      !!page.version.markdown &&
+      extractLinks(page.version.markdown).some((l) => {
+        const t = resolveLinkTarget(content, page, l);
+        return t?.kind === 'file' && t.fileId === fileId;
+      }),
+  );
+}
+
+export function appUrlsOf(ctx: Pick<DomainContext, 'config'>) {
+  return [...new Set([ctx.config.appUrl, ctx.config.publicUrl])];
+}
+
+// ------------------------------------------------------------------ reading access
+
+/** The space's current revision id, for a caller who may read the space. */
+export async function currentRevisionId(ctx: DomainContext, spaceId: string): Promise<string> {
+  const space = await requireSpaceById(ctx, spaceId, 'read');
+  if (!space.revisionId) throw notFound('Revision');
+  return space.revisionId;
+}
+
+// ------------------------------------------------------------------ live edits (extension)
+
+/** Limits for files fetched on a user's behalf (`insert_files` with a url). */
+const FILE_FETCH = { timeoutMs: 15_000, maxBytes: 10 * 1024 * 1024 };
+
+export type FetchedFile = { body: Buffer; contentType: string };
+
+/** GET a URL for a user (SSRF-guarded); non-2xx answers are errors. */
+export async function fetchForUser(ctx: Pick<DomainContext, 'config'>, url: string, limits: { timeoutMs?: number; maxBytes?: number } = FILE_FETCH): Promise<FetchedFile & { finalUrl: string }> {
+  const r = await safeFetch(url, { allowPrivate: ctx.config.allowPrivateFetch, ...limits });
+  if (r.status < 200 || r.status >= 300) throw new Error(`the URL answered HTTP ${r.status}`);
+  return { body: r.body, contentType: (r.contentType ?? 'application/octet-stream').split(';')[0].trim(), finalUrl: r.finalUrl };
+}
+
+/**
+ * Fetch every `insert_files` URL of a batch before the transaction starts (no row lock held
+ * during network I/O) and return the `fetchFile` to hand to `applyChanges`; failures are kept and
+ * reported by `applyChanges` under the file's field (`changes.<i>.files.<j>.url`).
+ */
+export async function prepareFileFetcher(ctx: Pick<DomainContext, 'config'>, changes: unknown) {
+  const results = new Map<string, Promise<FetchedFile>>();
+  const parsed = ContentChangesInput.safeParse({ changes });
+  if (parsed.success) {
+    for (const c of parsed.data.changes) {
+      if (c.operation !== 'insert_files') continue;
+      for (const f of c.files) {
+        if (f.url && !results.has(f.url)) {
+          const p = fetchForUser(ctx, f.url);
+          p.catch(() => {}); // observed later by fetchFile
+          results.set(f.url, p);
+        }
+      }
+    }
+  }
+  await Promise.allSettled(results.values());
+  return (url: string) => results.get(url) ?? fetchForUser(ctx, url);
+}
+
+export type ContentUpdateResult = Awaited<ReturnType<typeof applyChanges>> & { spaceId: string };
+
+/**
+ * Apply a content-change batch straight to a space's current content (extension: the official
+ * API edits through change requests; `live` spaces accept the same batch). One transaction: the
+ * space row is locked (`FOR UPDATE`), the batch applies on the revision it points at, and the
+ * space moves to the new revision, so two concurrent batches serialize and neither is lost.
+ */
+export async function applySpaceContentChanges(ctx: DomainContext, spaceId: string, rawChanges: unknown): Promise<ContentUpdateResult> {
+  const viewer = ctx.access.requireViewer();
+  const space = await requireSpaceById(ctx, spaceId, 'edit');
+  assertEditable(space);
+  const { changes } = parseInput(ContentChangesInput, { changes: rawChanges });
+  const fetchFile = await prepareFileFetcher(ctx, changes);
+  return ctx.prisma.$transaction(
+    async (tx) => {
+      const current = await lockSpace(tx, spaceId);
+      if (!current) throw notFound('Space');
+      assertEditable({ id: spaceId, ...current });
+      if (!current.revisionId) throw notFound('Revision');
+      const result = await applyChanges(tx, {
+        spaceId,
+        baseRevisionId: current.revisionId,
+        changes,
+        createdById: viewer.user.id,
+        storage: ctx.services.storage,
+        fetchFile,
+      });
+      await tx.space.update({ where: { id: spaceId }, data: { revisionId: result.revision.id } });
+      return { ...result, spaceId };
+    },
+    { timeout: 30_000, maxWait: 10_000 },
+  );
+}
+
+/** `SELECT … FOR UPDATE` on a space: serializes writers of its current revision. */
+export async function lockSpace(tx: Tx, spaceId: string) {
+  const rows = await tx.$queryRaw<Array<{ revisionId: string | null; editMode: Space['editMode']; deletedAt: Date | null }>>`
+    SELECT "revisionId", "editMode"::text AS "editMode", "deletedAt" FROM "Space" WHERE id = ${spaceId} FOR UPDATE`;
+  return rows[0];
+}
+
+export function pageNotInRevision(pageId: string) {
+  return new AppError('NOT_FOUND', `Page ${pageId} not found in this revision`);
+}
+
+export function fileNotInRevision(fileId: string) {
+  return new AppError('NOT_FOUND', `File ${fileId} not found in this revision`);
+}
+

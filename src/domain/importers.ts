@@ -1,0 +1,267 @@
+// Converters from external content to a page tree: markdown, HTML (turndown), a crawled
+// website, Word documents (mammoth → HTML → turndown) and zip archives of markdown (JSZip), with
+// a GitBook-style SUMMARY.md or the folder tree. Pure: fetching is injected by the caller, which
+// applies the SSRF guard. Links between imported files stay relative; `sourcePath` lets the
+// caller resolve them to page and file ids.
+import path from 'node:path/posix';
+import JSZip from 'jszip';
+import mammoth from 'mammoth';
+import TurndownService from 'turndown';
+import { parse as parseHtml } from 'node-html-parser';
+import type { ConvertedImport, ImportedFile, ImportedPage } from './imports.ts';
+import { ImportError } from './imports.ts';
+
+const IMAGE_TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.svg': 'image/svg+xml',
+  '.webp': 'image/webp',
+};
+const MARKDOWN_EXT = /\.(md|markdown)$/i;
+
+export type Fetcher = (url: string) => Promise<{ contentType: string | null; body: Buffer }>;
+
+// ------------------------------------------------------------------ markdown and HTML
+
+/** Title from the first `# heading` (removed from the body), else the name hint. */
+export function importMarkdown(text: string, nameHint = 'Untitled', sourcePath?: string): ImportedPage {
+  const m = /^\s*#\s+(.+?)\s*#*\s*(\r?\n|$)/.exec(text);
+  const title = m ? m[1].trim() : nameHint;
+  const markdown = m ? text.slice(m[0].length).replace(/^\s*\n/, '') : text;
+  return { title, markdown: markdown.trimEnd() + '\n', sourcePath, children: [] };
+}
+
+function turndown() {
+  const td = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
+  td.remove(['script', 'style', 'nav', 'noscript', 'iframe']);
+  return td;
+}
+
+export function importHtml(html: string, nameHint = 'Untitled', sourcePath?: string): ImportedPage {
+  const root = parseHtml(html);
+  const title = root.querySelector('title')?.text.trim() || root.querySelector('h1')?.text.trim() || nameHint;
+  const main = root.querySelector('main') ?? root.querySelector('article') ?? root.querySelector('body') ?? root;
+  const markdown = turndown().turndown(main.toString());
+  const page = importMarkdown(markdown, title, sourcePath);
+  return { ...page, title };
+}
+
+// ------------------------------------------------------------------ docx
+
+export async function importDocx(buffer: Buffer, nameHint = 'Document'): Promise<ConvertedImport> {
+  const files: ImportedFile[] = [];
+  let n = 0;
+  let result;
+  try {
+    result = await mammoth.convertToHtml(
+      { buffer },
+      {
+        convertImage: mammoth.images.imgElement(async (image) => {
+          const ext = image.contentType.split('/')[1]?.replace('jpeg', 'jpg') ?? 'bin';
+          const name = `image-${++n}.${ext}`;
+          files.push({ path: `media/${name}`, name, contentType: image.contentType, data: Buffer.from(await image.read('base64'), 'base64') });
+          return { src: `media/${name}` };
+        }),
+      },
+    );
+  } catch (e) {
+    throw new ImportError(`not a readable Word document: ${(e as Error).message}`);
+  }
+  const page = importHtml(`<body>${result.value}</body>`, nameHint, 'document.md');
+  return { pages: [page], files, totalResources: 1 + files.length };
+}
+
+// ------------------------------------------------------------------ zip
+
+export async function importZip(buffer: Buffer, opts: { maxBytes?: number; maxEntries?: number } = {}): Promise<ConvertedImport> {
+  const maxBytes = opts.maxBytes ?? 50 * 1024 * 1024;
+  const maxEntries = opts.maxEntries ?? 5000;
+  let zip: JSZip;
+  try {
+    zip = await JSZip.loadAsync(buffer);
+  } catch (e) {
+    throw new ImportError(`not a readable zip archive: ${(e as Error).message}`);
+  }
+  const entries = Object.values(zip.files).filter((f) => !f.dir && !/(^|\/)(__MACOSX|\.)/.test(f.name));
+  if (entries.length > maxEntries) throw new ImportError(`the archive has more than ${maxEntries} files`);
+
+  // Read with a running total so a zip bomb stops early.
+  let total = 0;
+  const texts = new Map<string, string>();
+  const files: ImportedFile[] = [];
+  for (const entry of entries) {
+    const data = await entry.async('nodebuffer');
+    total += data.length;
+    if (total > maxBytes) throw new ImportError(`the archive expands to more than ${Math.round(maxBytes / 1024 / 1024)} MB`);
+    const ext = path.extname(entry.name).toLowerCase();
+    if (MARKDOWN_EXT.test(entry.name)) texts.set(entry.name, data.toString('utf8'));
+    else if (IMAGE_TYPES[ext]) files.push({ path: entry.name, name: path.basename(entry.name), contentType: IMAGE_TYPES[ext], data });
+  }
+  // A single top-level folder (common when zipping a directory) is not a level of the tree.
+  const prefix = commonFolder([...texts.keys(), ...files.map((f) => f.path)]);
+  const strip = (p: string) => (prefix ? p.slice(prefix.length) : p);
+  const docs = new Map([...texts].map(([k, v]) => [strip(k), v]));
+  const outFiles = files.map((f) => ({ ...f, path: strip(f.path) }));
+
+  const summary = [...docs.keys()].find((k) => k.toLowerCase() === 'summary.md');
+  const pages = summary ? pagesFromSummary(docs.get(summary)!, docs) : pagesFromTree(docs);
+  if (pages.length === 0) throw new ImportError('the archive holds no markdown pages');
+  return { pages, files: outFiles, totalResources: docs.size + outFiles.length };
+}
+
+function commonFolder(paths: string[]): string {
+  if (paths.length === 0) return '';
+  const first = paths[0].split('/');
+  if (first.length < 2) return '';
+  const folder = `${first[0]}/`;
+  return paths.every((p) => p.startsWith(folder)) ? folder : '';
+}
+
+/** GitBook SUMMARY.md: nested bullet lists of `[Title](path.md)`, optional `## Group` headings. */
+function pagesFromSummary(summary: string, docs: Map<string, string>): ImportedPage[] {
+  const root: ImportedPage[] = [];
+  const stack: Array<{ indent: number; page: ImportedPage }> = [];
+  let group: ImportedPage | null = null;
+  for (const line of summary.split(/\r?\n/)) {
+    const heading = /^#{2,}\s+(.+)$/.exec(line.trim());
+    if (heading) {
+      group = { title: heading[1].trim(), kind: 'group', markdown: '', children: [] };
+      root.push(group);
+      stack.length = 0;
+      continue;
+    }
+    const item = /^(\s*)[-*+]\s+\[([^\]]+)\]\(([^)]*)\)/.exec(line);
+    if (!item) continue;
+    const indent = item[1].replace(/\t/g, '  ').length;
+    const target = decodeURI(item[3].split('#')[0]).replace(/^\.\//, '');
+    const text = docs.get(target);
+    const page: ImportedPage = text !== undefined ? { ...importMarkdown(text, item[2], target), title: item[2].trim() } : { title: item[2].trim(), markdown: '', sourcePath: target || undefined, children: [] };
+    while (stack.length && stack[stack.length - 1].indent >= indent) stack.pop();
+    const parent = stack[stack.length - 1]?.page;
+    (parent ? parent.children : group ? group.children : root).push(page);
+    stack.push({ indent, page });
+  }
+  return root;
+}
+
+/** Without a summary: folders become pages (their README.md is the content), files sorted by name. */
+function pagesFromTree(docs: Map<string, string>): ImportedPage[] {
+  type Folder = { pages: Map<string, ImportedPage>; folders: Map<string, Folder>; readme?: string; readmePath?: string };
+  const top: Folder = { pages: new Map(), folders: new Map() };
+  for (const [p, text] of docs) {
+    const parts = p.split('/');
+    let folder = top;
+    for (const seg of parts.slice(0, -1)) {
+      if (!folder.folders.has(seg)) folder.folders.set(seg, { pages: new Map(), folders: new Map() });
+      folder = folder.folders.get(seg)!;
+    }
+    const file = parts[parts.length - 1];
+    if (/^(readme|index)\.md$/i.test(file) && parts.length > 1) {
+      folder.readme = text;
+      folder.readmePath = p;
+    } else folder.pages.set(file, importMarkdown(text, titleFromName(file), p));
+  }
+  const build = (folder: Folder): ImportedPage[] => {
+    const names = [...new Set([...folder.pages.keys(), ...folder.folders.keys()])].sort((a, b) => a.localeCompare(b));
+    return names.map((name) => {
+      const sub = folder.folders.get(name);
+      if (!sub) return folder.pages.get(name)!;
+      const base = sub.readme !== undefined ? importMarkdown(sub.readme, titleFromName(name), sub.readmePath) : { title: titleFromName(name), markdown: '', children: [] };
+      return { ...base, children: build(sub) };
+    });
+  };
+  return build(top);
+}
+
+function titleFromName(name: string) {
+  const base = name.replace(MARKDOWN_EXT, '').replace(/[-_]+/g, ' ').trim();
+  return base ? base[0].toUpperCase() + base.slice(1) : 'Untitled';
+}
+
+// ------------------------------------------------------------------ website
+
+/**
+ * Breadth-first crawl of same-origin pages under the start URL's path, to `maxDepth` link hops
+ * and at most `maxPages` pages. Pages nest by URL path where a parent page was crawled.
+ */
+export async function crawlWebsite(startUrl: string, fetcher: Fetcher, opts: { maxDepth?: number; maxPages?: number } = {}): Promise<ConvertedImport> {
+  const maxDepth = opts.maxDepth ?? 2;
+  const maxPages = opts.maxPages ?? 50;
+  const start = new URL(startUrl);
+  const scope = start.pathname.endsWith('/') ? start.pathname : path.dirname(start.pathname) + '/';
+  const seen = new Set<string>([normalize(start)]);
+  const queue: Array<{ url: URL; depth: number }> = [{ url: start, depth: 0 }];
+  const crawled: Array<{ url: URL; page: ImportedPage }> = [];
+  while (queue.length && crawled.length < maxPages) {
+    const { url, depth } = queue.shift()!;
+    let res;
+    try {
+      res = await fetcher(url.toString());
+    } catch (e) {
+      if (crawled.length === 0) throw e;
+      continue; // a broken link deeper in the site does not fail the import
+    }
+    if (res.contentType && !res.contentType.includes('html')) continue;
+    const html = res.body.toString('utf8');
+    crawled.push({ url, page: importHtml(html, url.pathname, url.pathname) });
+    if (depth >= maxDepth) continue;
+    for (const a of parseHtml(html).querySelectorAll('a[href]')) {
+      let next: URL;
+      try {
+        next = new URL(a.getAttribute('href')!, url);
+      } catch {
+        continue;
+      }
+      next.hash = '';
+      if (next.origin !== start.origin || !next.pathname.startsWith(scope)) continue;
+      const key = normalize(next);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      queue.push({ url: next, depth: depth + 1 });
+    }
+  }
+  if (crawled.length === 0) throw new ImportError('no HTML page found at this URL');
+  // Nest each page under the crawled page whose path is its closest ancestor.
+  const byPath = new Map(crawled.map((c) => [trimSlash(c.url.pathname), c.page]));
+  const roots: ImportedPage[] = [];
+  for (const c of crawled) {
+    let parentPath = trimSlash(c.url.pathname);
+    let parent: ImportedPage | undefined;
+    while (parentPath.includes('/') && !parent) {
+      parentPath = parentPath.slice(0, parentPath.lastIndexOf('/'));
+      if (parentPath.length + 1 < trimSlash(scope).length + 1) break;
+      parent = byPath.get(parentPath);
+    }
+    if (parent && parent !== c.page && c.page !== crawled[0].page) parent.children.push(c.page);
+    else roots.push(c.page);
+  }
+  return { pages: roots, files: [], totalResources: crawled.length };
+}
+
+const trimSlash = (p: string) => p.replace(/\/+$/, '') || '/';
+const normalize = (u: URL) => `${u.origin}${trimSlash(u.pathname)}${u.search}`;
+
+// ------------------------------------------------------------------ dispatch
+
+export type ImportSource = 'website' | 'docx' | 'markdown' | 'html' | 'zip' | 'confluence' | 'github-wiki' | 'notion' | 'google-docs';
+
+/** Convert a fetched body (or, for `website`, crawl from the URL) into pages and files. */
+export async function importFromSource(source: ImportSource, body: Buffer, url: string, fetcher: Fetcher): Promise<ConvertedImport> {
+  const name = decodeURIComponent(path.basename(new URL(url).pathname)) || 'Imported';
+  switch (source) {
+    case 'markdown':
+      return { pages: [importMarkdown(body.toString('utf8'), titleFromName(name), name)], files: [], totalResources: 1 };
+    case 'html':
+      return { pages: [importHtml(body.toString('utf8'), titleFromName(name), name)], files: [], totalResources: 1 };
+    case 'docx':
+      return importDocx(body, titleFromName(name.replace(/\.docx$/i, '')));
+    case 'zip':
+      return importZip(body);
+    case 'website':
+      return crawlWebsite(url, fetcher);
+    default:
+      throw new ImportError(`importing from ${source} is not supported`);
+  }
+}

@@ -1,0 +1,314 @@
+// Imports: `POST SPACE/content/import {url, source}` fetches a URL in a background job and turns
+// it into pages and files, written as ONE new revision on top of the target's current revision.
+//
+// - `startImport` checks access and input, creates the ImportJob row and enqueues the job in the
+//   same transaction (a job exists exactly when its row does).
+// - The `importContent` task fetches with `safeFetch` (private and loopback addresses refused
+//   unless `config.allowPrivateFetch`), converts with the importers, stores file bytes, then in one
+//   transaction locks the target (space row, or change request row), writes page versions, files
+//   and the revision, moves the target to it and marks the job complete. Any failure marks the job
+//   failed and changes no content. Re-running a finished job does nothing.
+import { z } from 'zod';
+import type { DomainContext } from './context.ts';
+import type { ImportJob, Prisma } from '../generated/prisma/client.ts';
+import type { Tx } from '../db/client.ts';
+import { registerTask, type TaskDeps } from '../jobs.ts';
+import { AppError, badRequest, notFound, parseInput } from './errors.ts';
+import { newId } from './ids.ts';
+import { assertEditable, requireSpaceById } from './spaces.ts';
+import { lockSpace } from './content.ts';
+import { imageDimensions, loadRevision, slugify, writeRevision, type TreeNode } from './revisions.ts';
+import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from './url-guard.ts';
+import { importFromSource, type Fetcher } from './importers.ts';
+
+export const IMPORT_SOURCES = ['website', 'docx', 'markdown', 'html', 'zip', 'confluence', 'github-wiki', 'notion', 'google-docs'] as const;
+export type ImportSource = (typeof IMPORT_SOURCES)[number];
+
+export const ImportContentInput = z.strictObject({
+  url: z.string().url().max(2048),
+  source: z.enum(IMPORT_SOURCES),
+});
+
+export type ImportTarget = { spaceId: string; changeRequestId?: string };
+
+/** What a source converts to: a page tree (paths of the source, for links) and files. */
+export type ImportedPage = {
+  title: string;
+  slug?: string;
+  description?: string | null;
+  kind?: 'document' | 'group';
+  markdown: string;
+  /** Path in the source (`guide/setup.md`), used to resolve links between imported resources. */
+  sourcePath?: string;
+  children: ImportedPage[];
+};
+export type ImportedFile = { path: string; name: string; contentType: string; data: Buffer };
+export type ConvertedImport = { pages: ImportedPage[]; files: ImportedFile[]; totalResources: number };
+
+/** Raised for problems the user can act on (bad URL, unreadable archive…): the job fails with this message. */
+export class ImportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ImportError';
+  }
+}
+
+// ------------------------------------------------------------------ starting and watching
+
+/** Create the job (and enqueue it) for a caller who may edit the target. */
+export async function startImport(ctx: DomainContext, target: ImportTarget, raw: unknown): Promise<ImportJob & { baseRevisionId: string }> {
+  const viewer = ctx.access.requireViewer();
+  const space = await requireSpaceById(ctx, target.spaceId, 'edit');
+  assertEditable(space);
+  const input = parseInput(ImportContentInput, raw);
+  if (!SUPPORTED_IMPORT_SOURCES.includes(input.source)) {
+    throw badRequest('source', `importing from ${input.source} is not supported here; use one of ${SUPPORTED_IMPORT_SOURCES.join(', ')}`);
+  }
+  try {
+    await assertFetchableUrl(input.url, { allowPrivate: ctx.config.allowPrivateFetch });
+  } catch (e) {
+    if (e instanceof FetchGuardError) throw badRequest('url', e.message);
+    throw e;
+  }
+  let baseRevisionId = space.revisionId;
+  if (target.changeRequestId) {
+    const cr = await ctx.prisma.changeRequest.findFirst({ where: { id: target.changeRequestId, spaceId: space.id } });
+    if (!cr) throw notFound('Change request');
+    if (cr.status !== 'open' && cr.status !== 'draft') throw new AppError('CONFLICT', `The change request is ${cr.status}; only open and draft change requests can be edited`);
+    baseRevisionId = cr.revisionId;
+  }
+  if (!baseRevisionId) throw notFound('Revision');
+  const job = await ctx.prisma.$transaction(async (tx) => {
+    const created = await tx.importJob.create({
+      data: {
+        id: newId('ImportJob'),
+        spaceId: space.id,
+        changeRequestId: target.changeRequestId ?? null,
+        url: input.url,
+        source: input.source,
+        createdById: viewer.user.id,
+        createdAt: ctx.clock.now(),
+      },
+    });
+    await ctx.services.jobs.enqueue(tx, 'importContent', { jobId: created.id }, { maxAttempts: 3 });
+    return created;
+  });
+  return { ...job, baseRevisionId };
+}
+
+/** An import job of a space the caller may edit. */
+export async function getImportJob(ctx: DomainContext, id: string): Promise<ImportJob> {
+  ctx.access.requireViewer();
+  const job = await ctx.prisma.importJob.findUnique({ where: { id } });
+  if (!job) throw notFound('Import job');
+  await requireSpaceById(ctx, job.spaceId, 'edit');
+  return job;
+}
+
+/** Poll the job row until it is finished or `timeoutMs` passed (works across instances). */
+export async function waitForImportJob(ctx: Pick<DomainContext, 'prisma'>, id: string, timeoutMs: number): Promise<ImportJob> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 50;
+  for (;;) {
+    const job = await ctx.prisma.importJob.findUniqueOrThrow({ where: { id } });
+    if (job.state === 'complete' || job.state === 'failed' || Date.now() >= deadline) return job;
+    await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, deadline - Date.now()))));
+    delay = Math.min(delay * 2, 500);
+  }
+}
+
+// ------------------------------------------------------------------ the job
+
+registerTask('importContent', async (payload, deps) => {
+  const jobId = (payload as { jobId?: unknown })?.jobId;
+  if (typeof jobId === 'string') await runImportJob(deps, jobId);
+});
+
+export async function runImportJob(deps: TaskDeps, jobId: string): Promise<void> {
+  const job = await deps.prisma.importJob.findUnique({ where: { id: jobId } });
+  if (!job || job.state === 'complete' || job.state === 'failed') return;
+  await deps.prisma.importJob.updateMany({ where: { id: jobId, state: { in: ['pending', 'running'] } }, data: { state: 'running' } });
+  try {
+    const converted = await convertImport(job.source as ImportSource, job.url, { allowPrivate: deps.config.allowPrivateFetch });
+    if (converted.pages.length === 0 && converted.files.length === 0) throw new ImportError('Nothing to import was found at this URL');
+    // Bytes first (outside the transaction); an aborted import leaves only unreferenced blobs.
+    const files = converted.files.map((f) => {
+      const id = newId('File');
+      const dims = imageDimensions(f.data);
+      return { ...f, id, storageKey: `files/${job.spaceId}/${id}`, width: dims?.width ?? null, height: dims?.height ?? null };
+    });
+    for (const f of files) await deps.services.storage.put(f.storageKey, f.data, f.contentType);
+    await deps.prisma.$transaction(
+      (tx) => writeImport(tx, deps, job, converted.pages, files, converted.totalResources),
+      { timeout: 60_000, maxWait: 10_000 },
+    );
+  } catch (e) {
+    const expected = e instanceof ImportError || e instanceof AppError;
+    if (!expected) deps.log.error({ err: e, jobId }, 'import failed unexpectedly');
+    await deps.prisma.importJob.updateMany({
+      where: { id: jobId, state: { in: ['pending', 'running'] } },
+      data: { state: 'failed', error: expected ? (e as Error).message : 'The import failed unexpectedly', finishedAt: deps.clock.now() },
+    });
+  }
+}
+
+type StoredFile = { id: string; path: string; name: string; contentType: string; data: Buffer; storageKey: string; width: number | null; height: number | null };
+
+async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: ImportedPage[], files: StoredFile[], totalResources: number) {
+  // The job row first: a second worker running the same job waits here, then sees it finished.
+  const [row] = await tx.$queryRaw<Array<{ state: string }>>`SELECT state::text AS state FROM "ImportJob" WHERE id = ${job.id} FOR UPDATE`;
+  if (!row || row.state === 'complete' || row.state === 'failed') return;
+
+  let baseRevisionId: string | null;
+  if (job.changeRequestId) {
+    const [cr] = await tx.$queryRaw<Array<{ revisionId: string; status: string }>>`
+      SELECT "revisionId", status::text AS status FROM "ChangeRequest" WHERE id = ${job.changeRequestId} FOR UPDATE`;
+    if (!cr) throw new ImportError('The change request no longer exists');
+    if (cr.status !== 'open' && cr.status !== 'draft') throw new ImportError(`The change request is ${cr.status}`);
+    baseRevisionId = cr.revisionId;
+  } else {
+    const space = await lockSpace(tx, job.spaceId);
+    if (!space || space.deletedAt) throw new ImportError('The space no longer exists');
+    if (space.editMode === 'locked') throw new ImportError('The space is locked (editMode: locked)');
+    baseRevisionId = space.revisionId;
+  }
+  if (!baseRevisionId) throw new ImportError('The target has no revision');
+  const base = await loadRevision(tx, baseRevisionId);
+
+  // Ids for every imported page and file first, so links between them resolve whatever the order.
+  const targets = new Map<string, string>();
+  for (const f of files) targets.set(normalizeJoin('', f.path), `/files/${f.id}`);
+  type Assigned = ImportedPage & { pageId: string; kids: Assigned[] };
+  const assign = (list: ImportedPage[]): Assigned[] =>
+    list.map((p): Assigned => {
+      const pageId = newId('Page');
+      if (p.sourcePath) targets.set(normalizeJoin('', p.sourcePath), `/pages/${pageId}`);
+      return { ...p, pageId, kids: assign(p.children) };
+    });
+  const assigned = assign(pages);
+
+  const now = deps.clock.now();
+  const versions: Prisma.PageVersionCreateManyInput[] = [];
+  const build = (list: Assigned[], taken: Set<string>): TreeNode[] =>
+    list.map((p) => {
+      let slug = slugify(p.slug || p.title);
+      for (let n = 2; taken.has(slug); n++) slug = `${slugify(p.slug || p.title)}-${n}`;
+      taken.add(slug);
+      const v = newId('PageVersion');
+      versions.push({
+        id: v,
+        pageId: p.pageId,
+        spaceId: job.spaceId,
+        kind: p.kind ?? 'document',
+        title: (p.title || 'Untitled').slice(0, 256),
+        slug,
+        description: p.description ?? null,
+        markdown: rewriteLinks(p.markdown, p.sourcePath, targets, new URL(job.url).origin),
+        createdAt: now,
+        pageCreatedAt: now,
+      });
+      return { id: p.pageId, v, pages: build(p.kids, new Set()) };
+    });
+  const rootSlugs = new Set<string>();
+  if (base.tree.length) {
+    for (const n of base.tree) {
+      const slug = base.versions.get(n.v)?.slug;
+      if (slug) rootSlugs.add(slug);
+    }
+  }
+  const imported = build(assigned, rootSlugs);
+
+  if (versions.length) await tx.pageVersion.createMany({ data: versions });
+  if (files.length) {
+    await tx.file.createMany({
+      data: files.map((f) => ({ id: f.id, spaceId: job.spaceId, name: f.name.slice(0, 256), contentType: f.contentType, size: f.data.length, storageKey: f.storageKey, width: f.width, height: f.height, createdAt: now })),
+    });
+  }
+  const revision = await writeRevision(tx, {
+    spaceId: job.spaceId,
+    parents: [baseRevisionId],
+    type: 'edits',
+    tree: [...base.tree, ...imported],
+    fileIds: [...base.revision.fileIds, ...files.map((f) => f.id)],
+    changeRequestId: job.changeRequestId,
+    createdById: job.createdById,
+    variables: base.revision.variables as Prisma.InputJsonValue,
+    reusableContents: base.revision.reusableContents as Prisma.InputJsonValue,
+  });
+  if (job.changeRequestId) await tx.changeRequest.update({ where: { id: job.changeRequestId }, data: { revisionId: revision.id } });
+  else await tx.space.update({ where: { id: job.spaceId }, data: { revisionId: revision.id } });
+  await tx.importJob.update({
+    where: { id: job.id },
+    data: { state: 'complete', revisionId: revision.id, importedResources: versions.length + files.length, totalResources: Math.max(totalResources, versions.length + files.length), finishedAt: now, error: null },
+  });
+}
+
+/**
+ * Point links between imported resources at what they became: `[x](../b.md)` from `a/c.md`
+ * → `/pages/<id>`, `![](img/p.png)` → `/files/<id>` (the batch's reference convention).
+ */
+export function rewriteLinks(markdown: string, fromPath: string | undefined, targets: Map<string, string>, origin?: string): string {
+  if (!targets.size) return markdown;
+  const from = fromPath ? normalizeJoin('', fromPath) : '';
+  const dir = from.includes('/') ? from.slice(0, from.lastIndexOf('/')) : '';
+  return markdown.replace(/(\]\()(<[^>]*>|[^)\s]+)((?:\s+"[^"]*")?\))/g, (whole, open: string, dest: string, close: string) => {
+    let raw = dest.startsWith('<') ? dest.slice(1, -1) : dest;
+    if (origin && /^https?:\/\//i.test(raw)) {
+      // An absolute link into the imported site (website imports).
+      try {
+        const u = new URL(raw);
+        if (u.origin !== origin) return whole;
+        raw = `${u.pathname}${u.hash}`;
+      } catch {
+        return whole;
+      }
+    }
+    if (/^[a-z][a-z0-9+.-]*:/i.test(raw) || raw.startsWith('#') || raw.startsWith('//')) return whole;
+    const hashAt = raw.indexOf('#');
+    const pathPart = hashAt >= 0 ? raw.slice(0, hashAt) : raw;
+    const hash = hashAt >= 0 ? raw.slice(hashAt + 1) : '';
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(pathPart.split('?')[0]);
+    } catch {
+      decoded = pathPart;
+    }
+    const resolved = decoded.startsWith('/') ? normalizeJoin('', decoded) : normalizeJoin(dir, decoded);
+    const target = [resolved, `${resolved}.md`, `${resolved}/README.md`, `${resolved}/readme.md`, `${resolved}/index.md`].map((k) => targets.get(k)).find(Boolean);
+    return target ? `${open}${target}${hash ? `#${hash}` : ''}${close}` : whole;
+  });
+}
+
+export function normalizeJoin(dir: string, rel: string): string {
+  const out: string[] = [];
+  for (const seg of `${dir}/${rel}`.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') out.pop();
+    else out.push(seg);
+  }
+  return out.join('/');
+}
+
+// ------------------------------------------------------------------ conversion
+
+export const SUPPORTED_IMPORT_SOURCES: ImportSource[] = ['markdown', 'zip', 'html', 'website', 'docx'];
+
+const FETCH_LIMITS = { timeoutMs: 30_000, maxBytes: 50 * 1024 * 1024 };
+
+/** Fetch (SSRF-guarded; every failure an ImportError naming the URL) and convert with the importers. */
+async function convertImport(source: ImportSource, url: string, opts: { allowPrivate: boolean }): Promise<ConvertedImport> {
+  const fetcher: Fetcher = async (u) => {
+    let r;
+    try {
+      r = await safeFetch(u, { allowPrivate: opts.allowPrivate, ...FETCH_LIMITS });
+    } catch (e) {
+      if (e instanceof FetchGuardError || e instanceof FetchTimeoutError || e instanceof FetchTooLargeError) throw new ImportError(`cannot fetch ${u}: ${e.message}`);
+      throw new ImportError(`cannot fetch ${u}: ${(e as Error).message || 'network error'}`);
+    }
+    if (r.status < 200 || r.status >= 300) throw new ImportError(`cannot fetch ${u}: HTTP ${r.status}`);
+    return { contentType: r.contentType, body: r.body };
+  };
+  if (source === 'website') return importFromSource(source, Buffer.alloc(0), url, fetcher);
+  const res = await fetcher(url);
+  return importFromSource(source, res.body, url, fetcher);
+}
