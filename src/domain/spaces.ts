@@ -297,6 +297,9 @@ export async function duplicateSpace(ctx: DomainContext, id: string): Promise<Sp
         markdown: rewriteFiles(v.markdown),
         href: v.href,
         hidden: v.hidden,
+        noIndex: v.noIndex,
+        noRobotsIndex: v.noRobotsIndex,
+        condition: v.condition,
         ...(v.layout != null ? { layout: v.layout as Prisma.InputJsonValue } : {}),
         pageCreatedAt: v.pageCreatedAt,
       });

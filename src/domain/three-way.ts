@@ -35,7 +35,7 @@ export type MergePlan =
 type Slot = { version: PageVersion; parent: string | null };
 
 /** Page fields a merge compares and merges, besides the markdown. */
-const META_FIELDS = ['kind', 'title', 'slug', 'emoji', 'icon', 'description', 'href', 'hidden', 'layout'] as const;
+const META_FIELDS = ['kind', 'title', 'slug', 'emoji', 'icon', 'description', 'href', 'hidden', 'noIndex', 'noRobotsIndex', 'condition', 'layout'] as const;
 
 function sameValue(a: unknown, b: unknown) {
   return a === b || isDeepStrictEqual(a ?? null, b ?? null);
@@ -117,6 +117,9 @@ function versionRow(v: PageVersion, overrides: Partial<PageVersion>, spaceId: st
     markdown: merged.markdown,
     href: merged.href,
     hidden: merged.hidden,
+    noIndex: merged.noIndex,
+    noRobotsIndex: merged.noRobotsIndex,
+    condition: merged.condition,
     layout: (merged.layout ?? undefined) as Prisma.InputJsonValue | undefined,
     pageCreatedAt: merged.pageCreatedAt,
   };
