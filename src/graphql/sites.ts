@@ -1,2 +1,949 @@
-// GraphQL types, queries and mutations for this area (not yet built).
-import '../graphql/builder.ts';
+// Sites: the Site, SiteSection, SiteSectionGroup and SiteSpace nodes, the published structure,
+// queries and one mutation per documented operation.
+//
+// The whole structure in one request: `site(id:)` / `publishedSite(siteId:, shareKey:, visitor:)`
+// are prisma fields, and every structural list below them (`sections`, `sectionGroups`,
+// `siteSpaces`, `structure.items`, a section's `siteSpaces`, a group's `sections`, a site space's
+// `space`) is planned into that one Prisma query with field-level `select`s (relationJoins: one
+// SQL statement for the tree). Page trees come from the content area's batched revision loaders
+// (`Space.revision { pages }`), so the statement count does not grow with the number of
+// sections, site spaces or pages. Every relation of the site is selected with the same arguments
+// wherever it appears, so the selections merge instead of falling back to extra queries.
+//
+// A visitor (`visitor: { claims }`) given to a root field travels with the rows it returns (a
+// non-enumerable tag), and each list below filters by the conditions that visitor fails.
+import { builder } from './builder.ts';
+import { DeletePayload, dropUndefined, loader } from './common.ts';
+import type { Context } from './context.ts';
+import type { Site, SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
+import { typeOfId } from '../domain/ids.ts';
+import { parseInput } from '../domain/errors.ts';
+import { restEnum } from '../rest/router.ts';
+import {
+  addSectionGroupToSite,
+  addSectionToGroup,
+  addSectionToSite,
+  addSpaceToSite,
+  assertSiteMember,
+  assertSiteReader,
+  createSite,
+  deleteSite,
+  deleteSiteSection,
+  deleteSiteSectionGroup,
+  deleteSiteSpace,
+  getAdaptiveSchema,
+  moveSiteSection,
+  moveSiteSectionGroup,
+  moveSiteSpace,
+  orderedSectionIds,
+  orderedSiteSpaceIds,
+  publishSite,
+  putAdaptiveSchema,
+  readerSnapshot,
+  removeSectionFromGroup,
+  requireSiteList,
+  siteListWhere,
+  sortSiteStructure,
+  templateConditions,
+  unpublishSite,
+  updateSite,
+  updateSiteSection,
+  updateSiteSectionGroup,
+  updateSiteSpace,
+} from '../domain/sites.ts';
+import { isVisibleTo, orderSections, rootItems, VisitorInput, type VisitorClaims, type ItemRef, type StructureSnapshot } from '../domain/site-structure.ts';
+import { atLeast } from '../auth/roles.ts';
+
+// ------------------------------------------------------------------ view tags and access memo
+
+const VIEW = Symbol('docgraph.siteView');
+type View = { claims?: VisitorClaims; shareKey?: string | null };
+
+function viewOf(row: object): View | undefined {
+  return (row as { [VIEW]?: View })[VIEW];
+}
+function tag<T extends object>(rows: T[], view: View | undefined): T[] {
+  if (view) for (const r of rows) Object.defineProperty(r, VIEW, { value: view, enumerable: false, configurable: true, writable: true });
+  return rows;
+}
+function visible<T extends { condition: string | null }>(rows: T[], view: View | undefined): T[] {
+  return tag(
+    rows.filter((r) => isVisibleTo(r.condition, view?.claims)),
+    view,
+  );
+}
+
+/** Sites this request has already been allowed to read (so node refetches and fallbacks need no second check). */
+function authorizedSites(ctx: Context): Set<string> {
+  let s = ctx.loaders.get('sites.authorized') as Set<string> | undefined;
+  if (!s) ctx.loaders.set('sites.authorized', (s = new Set()));
+  return s;
+}
+const authorize = (ctx: Context, siteId: string) => authorizedSites(ctx).add(siteId);
+
+function parseVisitor(raw: unknown): View | undefined {
+  if (raw == null) return undefined;
+  const v = parseInput(VisitorInput, raw, 'visitor');
+  return { claims: v.claims ?? {} };
+}
+
+type SiteRow = Pick<Site, 'id' | 'organizationId' | 'hostname' | 'basename' | 'proxy' | 'published'>;
+
+/** Where the published site lives: its proxy, else its custom hostname, else under the gateway. */
+export function publishedBaseUrl(publicUrl: string, site: Pick<Site, 'id' | 'hostname' | 'basename' | 'proxy'>): string {
+  if (site.proxy) return `https://${site.proxy}/`;
+  if (site.hostname) return `https://${site.hostname}/${site.basename ? `${site.basename}/` : ''}`;
+  return `${publicUrl}/sites/${site.id}/`;
+}
+function withShareKey(url: string, view: View | undefined) {
+  return view?.shareKey ? `${url}?share=${encodeURIComponent(view.shareKey)}` : url;
+}
+
+const SITE_URL_SELECT = { id: true, organizationId: true, hostname: true, basename: true, proxy: true, published: true } as const;
+const POS = { position: 'asc' } as const;
+const ROOT_SPACES = { sectionId: null, space: { deletedAt: null } } as const;
+const LIVE_SPACES = { space: { deletedAt: null } } as const;
+const LIST_COMPLEXITY = { field: 1, multiplier: 2 };
+
+/** The columns the list resolvers below read themselves (order, conditions), whatever the client selected. */
+const NEEDS = {
+  section: { id: true, siteId: true, groupId: true, position: true, createdAt: true, condition: true },
+  group: { id: true, siteId: true, position: true, createdAt: true },
+  siteSpace: { id: true, siteId: true, sectionId: true, position: true, createdAt: true, condition: true },
+} as const;
+
+/**
+ * A planned relation query in select mode carries only what the client asked for (nothing, when
+ * it asked for no field of that type): add the columns our resolvers need. Include mode loads
+ * every column already.
+ */
+function ensure<Q>(query: Q, fields: Record<string, true>): Q {
+  const q = query as { select?: Record<string, unknown> };
+  return (q.select ? { ...q, select: { ...fields, ...q.select } } : query) as Q;
+}
+
+// ------------------------------------------------------------------ node guards
+
+type StructureModel = 'siteSection' | 'siteSectionGroup' | 'siteSpace' | 'shareLink';
+
+function siteIdOf(ctx: Context, model: StructureModel, id: string): Promise<string | null> {
+  return loader<string, string | null>(ctx, `${model}.siteId`, async (ids) => {
+    const delegate = ctx.prisma[model] as unknown as { findMany(a: object): Promise<Array<{ id: string; siteId: string }>> };
+    const rows = await delegate.findMany({ where: { id: { in: [...ids] } }, select: { id: true, siteId: true } });
+    const m = new Map(rows.map((r) => [r.id, r.siteId]));
+    return ids.map((i) => m.get(i) ?? null);
+  }).load(id);
+}
+
+function loadSite(ctx: Context, id: string): Promise<Site | null> {
+  return loader<string, Site | null>(ctx, 'site.byId', async (ids) => {
+    const rows = await ctx.prisma.site.findMany({ where: { id: { in: [...ids] } } });
+    const m = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((i) => m.get(i) ?? null);
+  }).load(id);
+}
+
+/** node(id:) and fallback loads: sites this request already authorized, else organization members. */
+async function canSeeSite(ctx: Context, siteId: string | null, min: 'read' | 'admin' = 'read'): Promise<boolean> {
+  if (!siteId || !ctx.viewer) return false;
+  if (min === 'read' && authorizedSites(ctx).has(siteId)) return true;
+  const site = await loadSite(ctx, siteId);
+  if (!site) return false;
+  const m = await ctx.access.membership(site.organizationId);
+  return !!m && !m.disabled && atLeast(m.role, min);
+}
+
+const guard = (model: StructureModel, min: 'read' | 'admin' = 'read') => async (id: string, ctx: Context) => ({
+  id: (await canSeeSite(ctx, await siteIdOf(ctx, model, id), min)) ? id : '',
+});
+
+// ------------------------------------------------------------------ enums and small types
+
+export const SiteTypeEnum = builder.enumType('SiteType', {
+  description: 'REST writes `legacy-basic` / `legacy-premium` with `-`.',
+  values: ['basic', 'premium', 'ultimate', 'sponsored', 'legacy_basic', 'legacy_premium'] as const,
+});
+export const SiteVisibilityEnum = builder.enumType('SiteVisibility', {
+  description: '`public` (open, indexed), `unlisted` (open, not indexed), `share_link` (REST `share-link`: a secret key), `visitor_auth` (REST `visitor-auth`: a visitor JWT).',
+  values: ['public', 'unlisted', 'share_link', 'visitor_auth'] as const,
+});
+export const SiteAgentsContextEnum = builder.enumType('SiteAgentsContext', { values: ['excluded', 'included'] as const });
+export const SiteStructureTypeEnum = builder.enumType('SiteStructureType', {
+  description: '`sections`: the top level holds sections and section groups; `siteSpaces`: it holds site spaces.',
+  values: ['sections', 'siteSpaces'] as const,
+});
+export const SiteStructureItemTypeEnum = builder.enumType('SiteStructureItemType', {
+  description: 'REST writes `site-space`, `site-section`, `site-section-group`.',
+  values: ['site_space', 'site_section', 'site_section_group'] as const,
+});
+const NewSiteContentEnum = builder.enumType('NewSiteContent', {
+  description: 'Create a new space for the site: `sample` (with a few sample pages) or `empty`.',
+  values: ['sample', 'empty'] as const,
+});
+
+const SiteProxy = builder.simpleObject('SiteProxy', {
+  fields: (t) => ({
+    origin: t.string({ description: 'Host and path the site is served at, e.g. `example.com/docs`.' }),
+    target: t.string({ description: 'Where requests at the origin are proxied to.' }),
+  }),
+});
+const SiteAdaptiveContent = builder.simpleObject('SiteAdaptiveContent', { fields: (t) => ({ enabled: t.boolean() }) });
+const SiteUrls = builder.simpleObject('SiteUrls', {
+  fields: (t) => ({
+    location: t.string(),
+    app: t.string(),
+    published: t.string({ nullable: true, description: 'Only when the site is published.' }),
+  }),
+});
+const SiteItemUrls = builder.simpleObject('SiteItemUrls', {
+  fields: (t) => ({
+    location: t.string(),
+    published: t.string({ nullable: true, description: 'Only when the site is published.' }),
+  }),
+});
+export const SiteAdaptiveSchemaRef = builder.simpleObject('SiteAdaptiveSchema', {
+  description: 'The visitor schema of a site with adaptive content: a JSON Schema (draft-07) of boolean claims.',
+  fields: (t) => ({ jsonSchema: t.field({ type: 'JSON' }), updatedAt: t.field({ type: 'DateTime' }) }),
+});
+const SiteAdaptiveTemplateCondition = builder.simpleObject('SiteAdaptiveTemplateCondition', {
+  fields: (t) => ({ condition: t.string(), description: t.string() }),
+});
+
+// ------------------------------------------------------------------ the structure item interface
+
+/**
+ * What sections, section groups and site spaces share. An interface (not a union) so that
+ * `structure.items` can be planned into the parent query per implementation.
+ */
+export const SiteStructureItemRef = builder.interfaceRef<{ id: string; siteId: string; position: number }>('SiteStructureItem').implement({
+  description: 'An item of a site\'s structure: a section, a section group or a site space.',
+  resolveType: (item) => {
+    const type = typeOfId(item.id);
+    if (type === 'SiteSection' || type === 'SiteSectionGroup' || type === 'SiteSpace') return type;
+    throw new Error(`not a structure item: ${item.id}`);
+  },
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    siteId: t.exposeString('siteId'),
+    position: t.exposeInt('position', { description: 'Index among the siblings of its container (dense, from 0).' }),
+  }),
+});
+
+// ------------------------------------------------------------------ SiteSpace
+
+export const SiteSpaceRef = builder.prismaNode('SiteSpace', {
+  id: { field: 'id' },
+  interfaces: [SiteStructureItemRef],
+  nullable: true,
+  findUnique: guard('siteSpace'),
+  description: 'A space shown on a site, at the root level or in a section (a "variant" of that section).',
+  fields: (t) => ({
+    site: t.relation('site'),
+    sectionId: t.exposeString('sectionId', { nullable: true, description: 'Null at the root level.' }),
+    section: t.relation('section', { nullable: true }),
+    spaceId: t.exposeString('spaceId'),
+    space: t.relation('space', { description: 'The content it shows; nest `revision { pages { … } }` for its page tree.' }),
+    path: t.exposeString('path'),
+    condition: t.exposeString('condition', { nullable: true, description: 'Expression over `visitor.claims` deciding who sees it.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    title: t.string({
+      description: 'The title readers see (the space\'s title).',
+      select: { space: { select: { title: true } } },
+      resolve: (s) => s.space.title,
+    }),
+    default: t.boolean({
+      description: 'Whether this is the default site space of its section (or of the site, at the root level).',
+      select: { section: { select: { defaultSiteSpaceId: true } }, site: { select: { defaultSiteSpaceId: true } } },
+      resolve: (s) => (s.sectionId ? s.section?.defaultSiteSpaceId === s.id : s.site.defaultSiteSpaceId === s.id),
+    }),
+    urls: t.field({
+      type: SiteItemUrls,
+      select: { site: { select: SITE_URL_SELECT }, section: { select: { path: true, defaultSiteSpaceId: true } } },
+      resolve: (s, _a, ctx) => {
+        const site = s.site as SiteRow;
+        const isDefault = s.sectionId ? s.section?.defaultSiteSpaceId === s.id : false;
+        const path = `${s.section ? `${s.section.path}/` : ''}${isDefault ? '' : `${s.path}/`}`;
+        return {
+          location: `${ctx.config.publicUrl}/v1/orgs/${site.organizationId}/sites/${site.id}/site-spaces/${s.id}`,
+          published: site.published ? withShareKey(`${publishedBaseUrl(ctx.config.publicUrl, site)}${path}`, viewOf(s)) : null,
+        };
+      },
+    }),
+  }),
+});
+
+// ------------------------------------------------------------------ SiteSection
+
+export const SiteSectionRef = builder.prismaNode('SiteSection', {
+  id: { field: 'id' },
+  interfaces: [SiteStructureItemRef],
+  nullable: true,
+  findUnique: guard('siteSection'),
+  description: 'A section of a site: a top-level entry (or one in a section group) showing one or more site spaces.',
+  fields: (t) => ({
+    site: t.relation('site'),
+    title: t.exposeString('title'),
+    description: t.exposeString('description', { nullable: true }),
+    path: t.exposeString('path'),
+    condition: t.exposeString('condition', { nullable: true, description: 'Expression over `visitor.claims` deciding who sees it.' }),
+    icon: t.exposeString('icon', { nullable: true }),
+    groupId: t.exposeString('groupId', { nullable: true, description: 'Id of its section group.' }),
+    group: t.relation('group', { nullable: true }),
+    defaultSiteSpaceId: t.exposeString('defaultSiteSpaceId', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    default: t.boolean({
+      description: 'Whether this is the default section of the site.',
+      select: { site: { select: { defaultSiteSectionId: true } } },
+      resolve: (s) => s.site.defaultSiteSectionId === s.id,
+    }),
+    siteSpaces: t.field({
+      type: [SiteSpaceRef],
+      description: 'Its site spaces in order (with a visitor: the ones that visitor sees).',
+      complexity: LIST_COMPLEXITY,
+      select: (_a, _c, nested) => ({ siteSpaces: ensure(nested({ where: LIVE_SPACES, orderBy: POS }), NEEDS.siteSpace) }),
+      resolve: (s) => visible(s.siteSpaces as SiteSpace[], viewOf(s)),
+    }),
+    urls: t.field({
+      type: SiteItemUrls,
+      select: { site: { select: SITE_URL_SELECT } },
+      resolve: (s, _a, ctx) => {
+        const site = s.site as SiteRow;
+        return {
+          location: `${ctx.config.publicUrl}/v1/orgs/${site.organizationId}/sites/${site.id}/sections/${s.id}`,
+          published: site.published ? withShareKey(`${publishedBaseUrl(ctx.config.publicUrl, site)}${s.path}/`, viewOf(s)) : null,
+        };
+      },
+    }),
+  }),
+});
+
+// ------------------------------------------------------------------ SiteSectionGroup
+
+export const SiteSectionGroupRef = builder.prismaNode('SiteSectionGroup', {
+  id: { field: 'id' },
+  interfaces: [SiteStructureItemRef],
+  nullable: true,
+  findUnique: guard('siteSectionGroup'),
+  description: 'A group of sections at the top level of a site.',
+  fields: (t) => ({
+    site: t.relation('site'),
+    title: t.exposeString('title'),
+    icon: t.exposeString('icon', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    sections: t.field({
+      type: [SiteSectionRef],
+      description: 'Its sections in order (with a visitor: the ones that visitor sees).',
+      complexity: LIST_COMPLEXITY,
+      select: (_a, _c, nested) => ({ sections: ensure(nested({ orderBy: POS }), NEEDS.section) }),
+      resolve: (g) => visible(g.sections as SiteSection[], viewOf(g)),
+    }),
+  }),
+});
+
+// ------------------------------------------------------------------ structure
+
+type Structure = { type: 'sections' | 'siteSpaces'; items: Array<SiteSection | SiteSectionGroup | SiteSpace> };
+const SiteStructureRef = builder.objectRef<Structure>('SiteStructure').implement({
+  description: 'A site\'s top level in order: sections and section groups (`type: sections`), or site spaces (`type: siteSpaces`).',
+  fields: (t) => ({
+    type: t.field({ type: SiteStructureTypeEnum, resolve: (s) => s.type }),
+    items: t.field({ type: [SiteStructureItemRef], complexity: LIST_COMPLEXITY, resolve: (s) => s.items }),
+  }),
+});
+
+/** With a visitor, a group shows when at least one of its sections does. */
+function visibleGroups<G extends SiteSectionGroup>(groups: G[], sections: Array<Pick<SiteSection, 'groupId' | 'condition'>>, view: View | undefined): G[] {
+  if (!view?.claims) return tag(groups, view);
+  const shown = new Set(sections.filter((s) => s.groupId && isVisibleTo(s.condition, view.claims)).map((s) => s.groupId));
+  return tag(
+    groups.filter((g) => shown.has(g.id)),
+    view,
+  );
+}
+
+// ------------------------------------------------------------------ Site
+
+/** A site's snapshot for the ordered connections, once per request. */
+function snapshotOf(ctx: Context, siteId: string): Promise<StructureSnapshot> {
+  return loader<string, StructureSnapshot>(ctx, 'site.readerSnapshot', (ids) => Promise.all(ids.map((id) => readerSnapshot(ctx.prisma, id)))).load(siteId);
+}
+
+/** Default site space's space id of each site (the contract's `defaultSpace`); two statements per batch. */
+function defaultSpaceIdOf(ctx: Context, site: Pick<Site, 'id' | 'defaultSiteSpaceId' | 'defaultSiteSectionId'>): Promise<string | null> {
+  return loader<string, string | null>(ctx, 'site.defaultSpace', async (keys) => {
+    const parsed = keys.map((k) => {
+      const [, siteSpace, section] = k.split('|');
+      return { siteSpace: siteSpace || null, section: section || null };
+    });
+    const sectionIds = parsed.map((p) => p.section).filter((x): x is string => !!x);
+    const sections = sectionIds.length ? await ctx.prisma.siteSection.findMany({ where: { id: { in: sectionIds } }, select: { id: true, defaultSiteSpaceId: true } }) : [];
+    const sectionDefault = new Map(sections.map((s) => [s.id, s.defaultSiteSpaceId]));
+    const targets = parsed.map((p) => (p.section ? (sectionDefault.get(p.section) ?? null) : p.siteSpace));
+    const ids = targets.filter((x): x is string => !!x);
+    const rows = ids.length ? await ctx.prisma.siteSpace.findMany({ where: { id: { in: ids } }, select: { id: true, spaceId: true } }) : [];
+    const spaceOf = new Map(rows.map((r) => [r.id, r.spaceId]));
+    return targets.map((t) => (t ? (spaceOf.get(t) ?? null) : null));
+  }).load(`${site.id}|${site.defaultSiteSpaceId ?? ''}|${site.defaultSiteSectionId ?? ''}`);
+}
+
+type PrismaPageQuery = { take?: number; skip?: number; cursor?: { id: string }; orderBy?: unknown; where?: unknown } & Record<string, unknown>;
+
+/**
+ * Prisma's cursor paging (`cursor`, `skip`, `take`, negative `take` backwards) over an id list in a
+ * computed order, then one `findMany` with the planned selection for the page's rows.
+ */
+async function findManyInOrder<T extends { id: string }>(findMany: (args: object) => Promise<T[]>, query: PrismaPageQuery, ids: string[]): Promise<T[]> {
+  const { take, skip = 0, cursor, orderBy: _orderBy, where: _where, ...selection } = query;
+  let start = 0;
+  if (cursor) {
+    start = ids.indexOf(cursor.id);
+    if (start < 0) return [];
+  }
+  let slice: string[];
+  if (take === undefined) slice = ids.slice(start + skip);
+  else if (take >= 0) slice = ids.slice(start + skip, start + skip + take);
+  else {
+    const end = cursor ? start - skip + 1 : ids.length - skip;
+    slice = ids.slice(Math.max(0, end + take), Math.max(0, end));
+  }
+  if (slice.length === 0) return [];
+  const rows = await findMany({ ...selection, where: { id: { in: slice } } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return slice.map((id) => byId.get(id)).filter((r): r is T => !!r);
+}
+
+export const SiteRef = builder.prismaNode('Site', {
+  id: { field: 'id' },
+  nullable: true,
+  findUnique: async (id, ctx) => ({ id: (await canSeeSite(ctx, id)) ? id : '' }),
+  description: 'A published docs site: sections, section groups and site spaces, each showing a space.',
+  fields: (t) => ({
+    organizationId: t.exposeString('organizationId'),
+    organization: t.relation('organization'),
+    type: t.expose('type', { type: SiteTypeEnum }),
+    title: t.exposeString('title'),
+    visibility: t.expose('visibility', { type: SiteVisibilityEnum }),
+    published: t.exposeBoolean('published', { description: 'Read-only: changed by publishSite / unpublishSite.' }),
+    basename: t.exposeString('basename', { nullable: true }),
+    hostname: t.exposeString('hostname', { nullable: true }),
+    proxy: t.field({
+      type: SiteProxy,
+      nullable: true,
+      resolve: (s, _a, ctx) => (s.proxy ? { origin: s.proxy, target: `${ctx.config.publicUrl}/sites/${s.id}/` } : null),
+    }),
+    adaptiveContent: t.field({ type: SiteAdaptiveContent, resolve: (s) => ({ enabled: s.adaptiveContentEnabled }) }),
+    agentsContext: t.expose('agentsContext', { type: SiteAgentsContextEnum }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    defaultSiteSectionId: t.exposeString('defaultSiteSectionId', { nullable: true }),
+    defaultSiteSpaceId: t.exposeString('defaultSiteSpaceId', { nullable: true, description: 'Default root-level site space (sites without sections).' }),
+    defaultSpaceId: t.string({
+      nullable: true,
+      description: 'Space id of the site\'s default site space (of the default section, for sites with sections).',
+      resolve: (s, _a, ctx) => defaultSpaceIdOf(ctx, s),
+    }),
+    siteSpaceCount: t.relationCount('siteSpaces', { where: LIVE_SPACES, description: 'Number of site spaces, in all sections.' }),
+    urls: t.field({
+      type: SiteUrls,
+      resolve: (s, _a, ctx) => ({
+        location: `${ctx.config.publicUrl}/v1/orgs/${s.organizationId}/sites/${s.id}`,
+        app: `${ctx.config.appUrl}/o/${s.organizationId}/sites/${s.id}`,
+        published: s.published ? withShareKey(publishedBaseUrl(ctx.config.publicUrl, s), viewOf(s)) : null,
+      }),
+    }),
+    adaptiveSchema: t.field({
+      type: SiteAdaptiveSchemaRef,
+      nullable: true,
+      description: 'The visitor schema (organization members only); null before one is set.',
+      resolve: async (s, _a, ctx) => {
+        await assertSiteMember(ctx, s, undefined, 'read');
+        return s.adaptiveSchema == null ? null : { jsonSchema: s.adaptiveSchema, updatedAt: s.adaptiveSchemaUpdatedAt ?? s.updatedAt };
+      },
+    }),
+    templateConditions: t.field({
+      type: [SiteAdaptiveTemplateCondition],
+      description: 'One condition per boolean claim of the visitor schema (organization members only).',
+      resolve: async (s, _a, ctx) => {
+        await assertSiteMember(ctx, s, undefined, 'read');
+        return templateConditions(s.adaptiveSchema);
+      },
+    }),
+
+    // The structure, planned into the parent query (see the header).
+    structure: t.field({
+      type: SiteStructureRef,
+      description: 'The top level in order, as the published site shows it. With a visitor, what that visitor sees.',
+      select: (_a, _c, nested) => ({
+        sections: ensure(nested({ orderBy: POS }, ['items'], 'SiteSection'), NEEDS.section),
+        sectionGroups: ensure(nested({ orderBy: POS }, ['items'], 'SiteSectionGroup'), NEEDS.group),
+        siteSpaces: ensure(nested({ where: ROOT_SPACES, orderBy: POS }, ['items'], 'SiteSpace'), NEEDS.siteSpace),
+      }),
+      resolve: (site) => {
+        const view = viewOf(site);
+        const sections = site.sections as SiteSection[];
+        const groups = site.sectionGroups as SiteSectionGroup[];
+        const spaces = site.siteSpaces as SiteSpace[];
+        const type = sections.length + groups.length > 0 ? 'sections' : 'siteSpaces';
+        const items =
+          type === 'sections'
+            ? rootItems(visible(sections.filter((s) => !s.groupId), view), visibleGroups(groups, sections, view), []).map((e) => e.item)
+            : rootItems([], [], visible(spaces, view)).map((e) => e.item);
+        return { type, items } as Structure;
+      },
+    }),
+    sections: t.field({
+      type: [SiteSectionRef],
+      description: 'Every section in reading order: top-level sections and groups by position, each group\'s sections in place. With a visitor, only those it sees.',
+      complexity: LIST_COMPLEXITY,
+      select: (_a, _c, nested) => ({
+        sections: ensure(nested({ orderBy: POS }), NEEDS.section),
+        sectionGroups: { orderBy: POS, select: { id: true, position: true, createdAt: true } },
+      }),
+      resolve: (site) => visible(orderSections(site.sections as SiteSection[], site.sectionGroups), viewOf(site)),
+    }),
+    sectionGroups: t.field({
+      type: [SiteSectionGroupRef],
+      description: 'Section groups in order. With a visitor, only groups with a section it sees.',
+      complexity: LIST_COMPLEXITY,
+      select: (_a, _c, nested) => ({
+        sectionGroups: ensure(nested({ orderBy: POS }), NEEDS.group),
+        sections: { orderBy: POS, select: { id: true, groupId: true, condition: true } },
+      }),
+      resolve: (site) => visibleGroups(site.sectionGroups as SiteSectionGroup[], site.sections, viewOf(site)),
+    }),
+    siteSpaces: t.field({
+      type: [SiteSpaceRef],
+      description: 'Root-level site spaces in order (sites without sections); sections carry their own.',
+      complexity: LIST_COMPLEXITY,
+      select: (_a, _c, nested) => ({ siteSpaces: ensure(nested({ where: ROOT_SPACES, orderBy: POS }), NEEDS.siteSpace) }),
+      resolve: (site) => visible(site.siteSpaces as SiteSpace[], viewOf(site)),
+    }),
+
+    // Paged lists (the REST listings): reading order, cursors are item ids.
+    sectionsConnection: t.prismaConnection({
+      type: SiteSectionRef,
+      cursor: 'id',
+      maxSize: 1000,
+      description: 'Every section in reading order, paged.',
+      resolve: async (query, site, _a, ctx) =>
+        tag(await findManyInOrder((a) => ctx.prisma.siteSection.findMany(a), query as PrismaPageQuery, orderedSectionIds(await snapshotOf(ctx, site.id))), viewOf(site)),
+      totalCount: async (site, _a, ctx) => orderedSectionIds(await snapshotOf(ctx, site.id)).length,
+    }),
+    sectionGroupsConnection: t.prismaConnection({
+      type: SiteSectionGroupRef,
+      cursor: 'id',
+      maxSize: 1000,
+      description: 'Section groups in order, paged.',
+      resolve: async (query, site, _a, ctx) => {
+        const snap = await snapshotOf(ctx, site.id);
+        const ids = [...snap.groups.values()].sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1)).map((g) => g.id);
+        return tag(await findManyInOrder((a) => ctx.prisma.siteSectionGroup.findMany(a), query as PrismaPageQuery, ids), viewOf(site));
+      },
+      totalCount: async (site, _a, ctx) => (await snapshotOf(ctx, site.id)).groups.size,
+    }),
+    siteSpacesConnection: t.prismaConnection({
+      type: SiteSpaceRef,
+      cursor: 'id',
+      maxSize: 1000,
+      description: 'Every site space in reading order (root level, then section by section), paged.',
+      args: { default: t.arg.boolean({ description: 'true: only default site spaces (one per section, or the root default); false: only the others.' }) },
+      resolve: async (query, site, args, ctx) =>
+        tag(
+          await findManyInOrder((a) => ctx.prisma.siteSpace.findMany(a), query as PrismaPageQuery, orderedSiteSpaceIds(await snapshotOf(ctx, site.id), args.default ?? undefined)),
+          viewOf(site),
+        ),
+      totalCount: async (site, args, ctx) => orderedSiteSpaceIds(await snapshotOf(ctx, site.id), args.default ?? undefined).length,
+    }),
+  }),
+});
+
+// ------------------------------------------------------------------ Organization.sites
+
+type SiteFilterArgs = { space?: string | null; title?: string | null; published?: boolean | null; type?: readonly string[] | null };
+const siteFilterOf = (args: SiteFilterArgs) => ({
+  ...(args.space != null ? { space: args.space } : {}),
+  ...(args.title != null ? { title: args.title } : {}),
+  ...(args.published != null ? { published: args.published } : {}),
+  ...(args.type != null ? { type: args.type.map((x) => restEnum(x)!) } : {}),
+});
+
+builder.prismaObjectField('Organization', 'sites', (t) =>
+  t.prismaConnection({
+    type: SiteRef,
+    cursor: 'id',
+    maxSize: 1000,
+    description: 'Sites of the organization, oldest first (members with a role; FORBIDDEN for guests).',
+    args: {
+      space: t.arg.string({ description: 'Only sites showing this space.' }),
+      title: t.arg.string({ description: 'Title contains (case-insensitive).' }),
+      published: t.arg.boolean(),
+      type: t.arg({ type: [SiteTypeEnum] }),
+    },
+    resolve: async (query, org, args, ctx) => {
+      const filter = await requireSiteList(ctx, org.id, siteFilterOf(args));
+      return ctx.prisma.site.findMany({ ...query, where: siteListWhere(org.id, filter), orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    },
+    totalCount: async (org, args, ctx) => {
+      const filter = await requireSiteList(ctx, org.id, siteFilterOf(args));
+      return ctx.prisma.site.count({ where: siteListWhere(org.id, filter) });
+    },
+  }),
+);
+
+// ------------------------------------------------------------------ queries
+
+builder.queryFields((t) => ({
+  site: t.prismaField({
+    type: SiteRef,
+    description: 'A site, for members of its organization. `visitor: { claims }` previews what that visitor would see.',
+    args: {
+      id: t.arg.id({ required: true }),
+      organizationId: t.arg.id({ description: 'When given, the site must belong to it (REST paths).' }),
+      visitor: t.arg({ type: 'JSON' }),
+    },
+    resolve: async (query, _r, args, ctx) => {
+      const view = parseVisitor(args.visitor);
+      const site = await ctx.prisma.site.findUnique({ ...query, where: { id: String(args.id) } });
+      await assertSiteMember(ctx, site, args.organizationId ? String(args.organizationId) : undefined, 'read');
+      authorize(ctx, site!.id);
+      return tag([site!], view)[0];
+    },
+  }),
+  publishedSite: t.prismaField({
+    type: SiteRef,
+    description:
+      'A site as its audience reads it: for organization members (a preview, published or not), or anyone when it is published and public/unlisted, or share-link with an active `shareKey`. A given `shareKey` must be an active key of the site. `visitor: { claims }` evaluates every condition and leaves out what that visitor would not see.',
+    args: {
+      siteId: t.arg.id({ required: true }),
+      organizationId: t.arg.id(),
+      shareKey: t.arg.string(),
+      visitor: t.arg({ type: 'JSON' }),
+    },
+    resolve: async (query, _r, args, ctx) => {
+      const view = parseVisitor(args.visitor) ?? {};
+      const site = await ctx.prisma.site.findUnique({ ...query, where: { id: String(args.siteId) } });
+      const reader = await assertSiteReader(ctx, site, { organizationId: args.organizationId ? String(args.organizationId) : undefined, shareKey: args.shareKey });
+      authorize(ctx, site!.id);
+      return tag([site!], { ...view, shareKey: reader.shareKey })[0];
+    },
+  }),
+  siteAdaptiveSchema: t.field({
+    type: SiteAdaptiveSchemaRef,
+    description: 'The visitor schema of a site; NOT_FOUND before one is set.',
+    args: { siteId: t.arg.id({ required: true }), organizationId: t.arg.id() },
+    resolve: (_r, args, ctx) => getAdaptiveSchema(ctx, args.organizationId ? String(args.organizationId) : undefined, String(args.siteId)),
+  }),
+}));
+
+// ------------------------------------------------------------------ mutations
+
+const SitePayload = builder.simpleObject('SitePayload', { fields: (t) => ({ site: t.field({ type: SiteRef }) }) });
+const SiteSectionPayload = builder.simpleObject('SiteSectionPayload', { fields: (t) => ({ section: t.field({ type: SiteSectionRef }) }) });
+const SiteSectionGroupPayload = builder.simpleObject('SiteSectionGroupPayload', { fields: (t) => ({ group: t.field({ type: SiteSectionGroupRef }) }) });
+const SiteSpacePayload = builder.simpleObject('SiteSpacePayload', { fields: (t) => ({ siteSpace: t.field({ type: SiteSpaceRef }) }) });
+const SiteAdaptiveSchemaPayload = builder.simpleObject('SiteAdaptiveSchemaPayload', { fields: (t) => ({ adaptiveSchema: t.field({ type: SiteAdaptiveSchemaRef }) }) });
+const SortSiteStructurePayload = builder.simpleObject('SortSiteStructurePayload', {
+  fields: (t) => ({ item: t.field({ type: SiteStructureItemRef, description: 'The moved item.' }) }),
+});
+
+const ids = (input: { organizationId: string | number; siteId: string | number }) => ({ org: String(input.organizationId), site: String(input.siteId) });
+
+const CreateSiteInput = builder.inputType('CreateSiteInput', {
+  fields: (t) => ({
+    organizationId: t.id({ required: true }),
+    type: t.field({ type: SiteTypeEnum, description: 'Default basic.' }),
+    title: t.string({ description: '2 to 128 characters; default "Untitled site".' }),
+    visibility: t.field({ type: SiteVisibilityEnum }),
+    spaceIds: t.idList({ description: 'Spaces to show at the root level, in order (REST `spaces: [ids]`).' }),
+    newSpace: t.field({ type: NewSiteContentEnum, description: 'Create a new space for the site instead (REST `spaces: "sample" | "empty"`).' }),
+  }),
+});
+
+const SiteAdaptiveContentInput = builder.inputType('SiteAdaptiveContentInput', { fields: (t) => ({ enabled: t.boolean({ required: true }) }) });
+const UpdateSiteInput = builder.inputType('UpdateSiteInput', {
+  description: 'Omitted fields are kept. `published` is read-only (publishSite / unpublishSite).',
+  fields: (t) => ({
+    organizationId: t.id({ required: true }), siteId: t.id({ required: true }),
+    title: t.string(),
+    visibility: t.field({ type: SiteVisibilityEnum }),
+    basename: t.string(),
+    adaptiveContent: t.field({ type: SiteAdaptiveContentInput }),
+    agentsContext: t.field({ type: SiteAgentsContextEnum }),
+    defaultSiteSpace: t.id({ description: 'Default root-level site space; with sections, the default of the default section.' }),
+    defaultSiteSection: t.id(),
+    proxy: t.string({ description: 'Host and path (e.g. `example.com/docs`); null removes the proxy.' }),
+  }),
+});
+const SiteKeyInput = builder.inputType('SiteKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }) }) });
+
+const ItemPointerInput = builder.inputType('SiteStructureItemPointerInput', {
+  fields: (t) => ({ type: t.field({ type: SiteStructureItemTypeEnum, required: true }), id: t.id({ required: true }) }),
+});
+const MovePositionInput = builder.inputType('SiteStructureMovePositionInput', {
+  description: 'Either `before` or `after` an item that can sit beside the moved one; empty: the end of its container.',
+  fields: (t) => ({ before: t.field({ type: ItemPointerInput }), after: t.field({ type: ItemPointerInput }) }),
+});
+const pointerOut = (p: { type: string; id: string | number } | null | undefined) => (p ? { type: restEnum(p.type)!, id: String(p.id) } : undefined);
+const positionOut = (p: { before?: any; after?: any } | null | undefined) =>
+  p ? dropUndefined({ before: pointerOut(p.before), after: pointerOut(p.after) }) : undefined;
+
+const AddSectionToSiteInput = builder.inputType('AddSectionToSiteInput', {
+  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), spaceId: t.id({ required: true }), title: t.string(), icon: t.string() }),
+});
+const UpdateSiteSectionInput = builder.inputType('UpdateSiteSectionInput', {
+  description: 'Omitted fields are kept; null removes `condition`, `icon`, `description`.',
+  fields: (t) => ({
+    organizationId: t.id({ required: true }), siteId: t.id({ required: true }),
+    sectionId: t.id({ required: true }),
+    title: t.string(),
+    path: t.string(),
+    defaultSiteSpace: t.id(),
+    condition: t.string(),
+    icon: t.string(),
+    description: t.string(),
+  }),
+});
+const SiteSectionKeyInput = builder.inputType('SiteSectionKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), sectionId: t.id({ required: true }) }) });
+const MoveSiteItemInput = builder.inputType('MoveSiteStructureItemInput', {
+  description: 'The deprecated moves: `id` is the moved item (of the mutation\'s type).',
+  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), id: t.id({ required: true }), position: t.field({ type: MovePositionInput }) }),
+});
+const AddSectionGroupToSiteInput = builder.inputType('AddSectionGroupToSiteInput', {
+  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), title: t.string({ required: true }), icon: t.string(), sections: t.idList() }),
+});
+const UpdateSiteSectionGroupInput = builder.inputType('UpdateSiteSectionGroupInput', {
+  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), groupId: t.id({ required: true }), title: t.string(), icon: t.string() }),
+});
+const SiteSectionGroupKeyInput = builder.inputType('SiteSectionGroupKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), groupId: t.id({ required: true }) }) });
+const SectionInGroupInput = builder.inputType('SiteSectionInGroupInput', {
+  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), groupId: t.id({ required: true }), sectionId: t.id({ required: true }) }),
+});
+const AddSpaceToSiteInput = builder.inputType('AddSpaceToSiteInput', {
+  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), spaceId: t.id({ required: true }), sectionId: t.id({ description: 'Default: the default section, or the root level of a site without sections.' }) }),
+});
+const UpdateSiteSpaceInput = builder.inputType('UpdateSiteSpaceInput', {
+  description: 'Omitted fields are kept; null removes `condition`.',
+  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), siteSpaceId: t.id({ required: true }), path: t.string(), condition: t.string(), spaceId: t.id() }),
+});
+const SiteSpaceKeyInput = builder.inputType('SiteSpaceKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), siteSpaceId: t.id({ required: true }) }) });
+const SortSiteStructureInput = builder.inputType('SortSiteStructureInput', {
+  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), item: t.field({ type: ItemPointerInput, required: true }), position: t.field({ type: MovePositionInput, required: true }) }),
+});
+const UpdateSiteAdaptiveSchemaInput = builder.inputType('UpdateSiteAdaptiveSchemaInput', {
+  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), jsonSchema: t.field({ type: 'JSON', required: true }) }),
+});
+
+async function loadItem(ctx: Context, ref: ItemRef) {
+  if (ref.type === 'site-section') return ctx.prisma.siteSection.findUniqueOrThrow({ where: { id: ref.id } });
+  if (ref.type === 'site-section-group') return ctx.prisma.siteSectionGroup.findUniqueOrThrow({ where: { id: ref.id } });
+  return ctx.prisma.siteSpace.findUniqueOrThrow({ where: { id: ref.id } });
+}
+
+/** Mark the site readable for this request and return `value` (mutation payloads resolve nested fields with fallbacks). */
+function done<T>(ctx: Context, siteId: string, value: T): T {
+  authorize(ctx, siteId);
+  return value;
+}
+
+builder.mutationFields((t) => ({
+  createSite: t.field({
+    type: SitePayload,
+    description: 'REST: POST /v1/orgs/{organizationId}/sites (201). Needs the admin role.',
+    args: { input: t.arg({ type: CreateSiteInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, spaceIds, newSpace, type, visibility, ...rest } = input;
+      const spaces = newSpace ?? spaceIds?.map(String) ?? undefined;
+      const site = await createSite(ctx, String(organizationId), dropUndefined({ ...rest, type: restEnum(type ?? undefined), visibility: restEnum(visibility ?? undefined), spaces }));
+      return done(ctx, site.id, { site });
+    },
+  }),
+  updateSite: t.field({
+    type: SitePayload,
+    args: { input: t.arg({ type: UpdateSiteInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, siteId, visibility, ...rest } = input;
+      const k = ids({ organizationId, siteId });
+      const site = await updateSite(ctx, k.org, k.site, dropUndefined({ ...rest, visibility: restEnum(visibility ?? undefined) ?? undefined }));
+      return done(ctx, site.id, { site });
+    },
+  }),
+  deleteSite: t.field({
+    type: DeletePayload,
+    args: { input: t.arg({ type: SiteKeyInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => ({ deleted: await deleteSite(ctx, String(input.organizationId), String(input.siteId)), deletedId: String(input.siteId) }),
+  }),
+  publishSite: t.field({
+    type: SitePayload,
+    description: 'Make the site reachable by its audience (REST: POST …/sites/{siteId}/publish). BAD_REQUEST when it has no content.',
+    args: { input: t.arg({ type: SiteKeyInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      return done(ctx, k.site, { site: await publishSite(ctx, k.org, k.site) });
+    },
+  }),
+  unpublishSite: t.field({
+    type: SitePayload,
+    args: { input: t.arg({ type: SiteKeyInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      return done(ctx, k.site, { site: await unpublishSite(ctx, k.org, k.site) });
+    },
+  }),
+  updateSiteAdaptiveSchema: t.field({
+    type: SiteAdaptiveSchemaPayload,
+    description: 'Set the visitor schema (REST: PUT …/adaptive-schema). BAD_REQUEST with the reason for a schema of another shape.',
+    args: { input: t.arg({ type: UpdateSiteAdaptiveSchemaInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      return { adaptiveSchema: await putAdaptiveSchema(ctx, k.org, k.site, { jsonSchema: input.jsonSchema }) };
+    },
+  }),
+
+  addSectionToSite: t.field({
+    type: SiteSectionPayload,
+    description: 'Add a section showing a space (the section and its first site space).',
+    args: { input: t.arg({ type: AddSectionToSiteInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, siteId, ...rest } = input;
+      const k = ids({ organizationId, siteId });
+      return done(ctx, k.site, { section: await addSectionToSite(ctx, k.org, k.site, dropUndefined(rest)) });
+    },
+  }),
+  updateSiteSection: t.field({
+    type: SiteSectionPayload,
+    args: { input: t.arg({ type: UpdateSiteSectionInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, siteId, sectionId, ...rest } = input;
+      const k = ids({ organizationId, siteId });
+      return done(ctx, k.site, { section: await updateSiteSection(ctx, k.org, k.site, String(sectionId), dropUndefined(rest)) });
+    },
+  }),
+  deleteSiteSection: t.field({
+    type: DeletePayload,
+    args: { input: t.arg({ type: SiteSectionKeyInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      return { deleted: await deleteSiteSection(ctx, k.org, k.site, String(input.sectionId)), deletedId: String(input.sectionId) };
+    },
+  }),
+  moveSiteSection: t.field({
+    type: SiteSectionPayload,
+    deprecationReason: 'Use sortSiteStructure.',
+    description: 'Anchors must be sections (`type: site_section`).',
+    args: { input: t.arg({ type: MoveSiteItemInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      const position = positionOut(input.position);
+      const map = (p?: { type: string; id: string }) => p && { type: p.type, siteSection: p.id };
+      const ref = await moveSiteSection(ctx, k.org, k.site, String(input.id), position ? { position: dropUndefined({ before: map(position.before), after: map(position.after) }) } : {});
+      return done(ctx, k.site, { section: (await loadItem(ctx, ref)) as SiteSection });
+    },
+  }),
+
+  addSectionGroupToSite: t.field({
+    type: SiteSectionGroupPayload,
+    args: { input: t.arg({ type: AddSectionGroupToSiteInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, siteId, sections, ...rest } = input;
+      const k = ids({ organizationId, siteId });
+      return done(ctx, k.site, { group: await addSectionGroupToSite(ctx, k.org, k.site, dropUndefined({ ...rest, sections: sections?.map(String) })) });
+    },
+  }),
+  updateSiteSectionGroup: t.field({
+    type: SiteSectionGroupPayload,
+    args: { input: t.arg({ type: UpdateSiteSectionGroupInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, siteId, groupId, ...rest } = input;
+      const k = ids({ organizationId, siteId });
+      return done(ctx, k.site, { group: await updateSiteSectionGroup(ctx, k.org, k.site, String(groupId), dropUndefined(rest)) });
+    },
+  }),
+  deleteSiteSectionGroup: t.field({
+    type: DeletePayload,
+    description: 'Its sections return to the top level, in its place.',
+    args: { input: t.arg({ type: SiteSectionGroupKeyInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      return { deleted: await deleteSiteSectionGroup(ctx, k.org, k.site, String(input.groupId)), deletedId: String(input.groupId) };
+    },
+  }),
+  addSectionToGroup: t.field({
+    type: SiteSectionGroupPayload,
+    args: { input: t.arg({ type: SectionInGroupInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      return done(ctx, k.site, { group: await addSectionToGroup(ctx, k.org, k.site, String(input.groupId), { sectionId: String(input.sectionId) }) });
+    },
+  }),
+  removeSectionFromGroup: t.field({
+    type: DeletePayload,
+    description: 'The section goes to the top level, right after the group. `deleted` false when it was not in the group.',
+    args: { input: t.arg({ type: SectionInGroupInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      return { deleted: await removeSectionFromGroup(ctx, k.org, k.site, String(input.groupId), String(input.sectionId)), deletedId: String(input.sectionId) };
+    },
+  }),
+  moveSiteSectionGroup: t.field({
+    type: SiteSectionGroupPayload,
+    deprecationReason: 'Use sortSiteStructure.',
+    description: 'Anchors must be top-level sections or groups.',
+    args: { input: t.arg({ type: MoveSiteItemInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      const position = positionOut(input.position);
+      const ref = await moveSiteSectionGroup(ctx, k.org, k.site, String(input.id), position ? { position } : {});
+      return done(ctx, k.site, { group: (await loadItem(ctx, ref)) as SiteSectionGroup });
+    },
+  }),
+
+  addSpaceToSite: t.field({
+    type: SiteSpacePayload,
+    args: { input: t.arg({ type: AddSpaceToSiteInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, siteId, ...rest } = input;
+      const k = ids({ organizationId, siteId });
+      return done(ctx, k.site, { siteSpace: await addSpaceToSite(ctx, k.org, k.site, dropUndefined({ spaceId: String(rest.spaceId), sectionId: rest.sectionId ? String(rest.sectionId) : undefined })) });
+    },
+  }),
+  updateSiteSpace: t.field({
+    type: SiteSpacePayload,
+    args: { input: t.arg({ type: UpdateSiteSpaceInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, siteId, siteSpaceId, spaceId, ...rest } = input;
+      const k = ids({ organizationId, siteId });
+      return done(ctx, k.site, { siteSpace: await updateSiteSpace(ctx, k.org, k.site, String(siteSpaceId), dropUndefined({ ...rest, spaceId: spaceId == null ? undefined : String(spaceId) })) });
+    },
+  }),
+  deleteSiteSpace: t.field({
+    type: DeletePayload,
+    args: { input: t.arg({ type: SiteSpaceKeyInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      return { deleted: await deleteSiteSpace(ctx, k.org, k.site, String(input.siteSpaceId)), deletedId: String(input.siteSpaceId) };
+    },
+  }),
+  moveSiteSpace: t.field({
+    type: SiteSpacePayload,
+    deprecationReason: 'Use sortSiteStructure.',
+    description: 'Anchors must be site spaces (the site space moves into the anchor\'s section).',
+    args: { input: t.arg({ type: MoveSiteItemInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      const position = positionOut(input.position);
+      const map = (p?: { type: string; id: string }) => p && { type: p.type, siteSpace: p.id };
+      const ref = await moveSiteSpace(ctx, k.org, k.site, String(input.id), position ? { position: dropUndefined({ before: map(position.before), after: map(position.after) }) } : {});
+      return done(ctx, k.site, { siteSpace: (await loadItem(ctx, ref)) as SiteSpace });
+    },
+  }),
+  sortSiteStructure: t.field({
+    type: SortSiteStructurePayload,
+    description: 'Move a site space, section or section group before or after a sibling (REST: PATCH …/structure/sort). BAD_REQUEST for a bad anchor, CONFLICT when nothing would change.',
+    args: { input: t.arg({ type: SortSiteStructureInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const k = ids(input);
+      const ref = await sortSiteStructure(ctx, k.org, k.site, { item: pointerOut(input.item), position: positionOut(input.position) ?? {} });
+      return done(ctx, k.site, { item: await loadItem(ctx, ref) });
+    },
+  }),
+}));

@@ -1,0 +1,943 @@
+// Published sites: the site itself, publishing, adaptive content (visitor schema and template
+// conditions), sections, section groups and site spaces. Positions and moves go through the one
+// ordering model of `site-structure.ts`; share links live in `share-links.ts`.
+//
+// Access (docs/decisions.md "Sites"):
+//   - reading a site's settings and structure: any organization member with a role (`read` and
+//     up; guests get 403, outsiders 404);
+//   - every write (create, update, delete, publish, structure, adaptive schema, share links):
+//     the organization's `admin` role;
+//   - the published view and the reads that take `shareKey` (`assertSiteReader`): organization
+//     members always (a preview, even unpublished); anyone else only when the site is published
+//     and public/unlisted, or share-link with an active key of this site. A given key must be an
+//     active key of the site, whoever asks; otherwise 404.
+import { z } from 'zod';
+import { Ajv, type ErrorObject } from 'ajv';
+import type { DomainContext } from './context.ts';
+import type { Db, Tx } from '../db/client.ts';
+import type { Role } from '../auth/roles.ts';
+import { atLeast } from '../auth/roles.ts';
+import type { Prisma, Site, SiteSection, SiteSectionGroup, SiteSpace, Space } from '../generated/prisma/client.ts';
+import { newId } from './ids.ts';
+import { badRequest, conflict, forbidden, fromDatabaseError, notFound, parseInput } from './errors.ts';
+import { parseCondition } from './conditions.ts';
+import { applyChanges, slugify } from './revisions.ts';
+import { createSpace } from './spaces.ts';
+import { resolveShareKey } from './share-links.ts';
+import {
+  type Container,
+  type ItemRef,
+  type MovePosition,
+  type StructureSnapshot,
+  ROOT,
+  children,
+  containerOf,
+  hasSections,
+  insertAt,
+  loadSnapshot,
+  lockSite,
+  planMove,
+  sameContainer,
+  sectionsInOrder,
+  siteSpacesInOrder,
+  writeOrder,
+  ItemPointer,
+  SortSiteStructureInput,
+} from './site-structure.ts';
+
+// ------------------------------------------------------------------ values and inputs
+
+export const SITE_TYPES = ['basic', 'premium', 'ultimate', 'sponsored', 'legacy-basic', 'legacy-premium'] as const;
+export const SITE_VISIBILITIES = ['public', 'unlisted', 'share-link', 'visitor-auth'] as const;
+export const AGENTS_CONTEXTS = ['excluded', 'included'] as const;
+
+/** Contract value (`share-link`) → database enum value (`share_link`). */
+const toDb = <T extends string>(v: string) => v.replace(/-/g, '_') as T;
+
+export const SiteTitle = z.string().min(2).max(128);
+export const SiteBasename = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, 'URL path segments: letters, digits, ".", "_", "~", "-", separated by "/"');
+/** Host plus path, e.g. `example.com/docs` (the contract's SiteProxyOrigin pattern). */
+export const SiteProxyOrigin = z
+  .string()
+  .max(512)
+  .regex(/^([\w-]+\.)*[\w-]+\.[a-zA-Z]{2,}(\/[\w-]+)+$/, 'a host and a path, such as example.com/docs');
+/** A section's or site space's path: one URL segment. */
+export const SitePath = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._~-]*$/, 'one URL segment: letters, digits, ".", "_", "~", "-", starting with a letter or digit');
+export const SectionTitle = z.string().min(2).max(128);
+export const SectionDescription = z.string().max(256);
+export const GroupTitle = z.string().min(1).max(100);
+export const Icon = z.string().max(50);
+export const Condition = z.string().min(1).max(1024);
+const Id = z.string().min(1).max(200);
+
+const readOnly = (message: string) =>
+  z
+    .unknown()
+    .refine((v) => v === undefined, message)
+    .optional();
+
+export const CreateSiteInput = z.strictObject({
+  type: z.enum(SITE_TYPES).optional(),
+  title: SiteTitle.optional(),
+  visibility: z.enum(SITE_VISIBILITIES).optional(),
+  spaces: z.union([z.array(Id).max(100), z.enum(['sample', 'empty'])]).optional(),
+});
+
+export const UpdateSiteInput = z.strictObject({
+  title: SiteTitle.optional(),
+  visibility: z.enum(SITE_VISIBILITIES).optional(),
+  basename: SiteBasename.optional(),
+  adaptiveContent: z.strictObject({ enabled: z.boolean() }).optional(),
+  agentsContext: z.enum(AGENTS_CONTEXTS).optional(),
+  defaultSiteSpace: Id.optional(),
+  defaultSiteSection: Id.optional(),
+  proxy: SiteProxyOrigin.nullable().optional(),
+  published: readOnly('is read-only: publish or unpublish with POST …/sites/{siteId}/publish or …/unpublish'),
+});
+
+export const AddSectionInput = z.strictObject({
+  spaceId: Id,
+  title: SectionTitle.nullable().optional(),
+  icon: Icon.nullable().optional(),
+});
+export const UpdateSectionInput = z.strictObject({
+  title: SectionTitle.optional(),
+  path: SitePath.optional(),
+  defaultSiteSpace: Id.optional(),
+  condition: Condition.nullable().optional(),
+  icon: Icon.nullable().optional(),
+  description: SectionDescription.nullable().optional(),
+});
+export const AddGroupInput = z.strictObject({
+  title: GroupTitle,
+  icon: Icon.nullable().optional(),
+  sections: z.array(Id).max(1000).optional(),
+});
+export const UpdateGroupInput = z.strictObject({ title: GroupTitle.optional(), icon: Icon.nullable().optional() });
+export const AddSectionToGroupInput = z.strictObject({ sectionId: Id });
+export const AddSiteSpaceInput = z.strictObject({ spaceId: Id, sectionId: Id.optional() });
+export const UpdateSiteSpaceInput = z.strictObject({
+  path: SitePath.optional(),
+  condition: Condition.nullable().optional(),
+  spaceId: Id.optional(),
+});
+
+// The deprecated moves name their anchors differently; each maps onto the one ordering model.
+const SectionPointer = z.strictObject({ type: z.literal('site-section'), siteSection: Id });
+const SiteSpacePointer = z.strictObject({ type: z.literal('site-space'), siteSpace: Id });
+const GroupPointer = z.strictObject({ type: z.enum(['site-section', 'site-section-group']), id: Id });
+const moveBody = <P extends z.ZodType>(pointer: P) =>
+  z.strictObject({ position: z.strictObject({ before: pointer.optional(), after: pointer.optional() }).optional() });
+export const MoveSectionInput = moveBody(SectionPointer);
+export const MoveSiteSpaceInput = moveBody(SiteSpacePointer);
+export const MoveGroupInput = moveBody(GroupPointer);
+export { SortSiteStructureInput, ItemPointer };
+
+// ------------------------------------------------------------------ access
+
+/**
+ * Load a site the caller may see as an organization member with at least `min` (404 for
+ * outsiders and for a site of another organization than the path's; 403 below `min`).
+ */
+export async function requireSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, min: Role = 'read'): Promise<Site> {
+  ctx.access.requireViewer();
+  if (organizationId) await ctx.access.requireOrganization(organizationId);
+  const site = await ctx.prisma.site.findUnique({ where: { id: siteId } });
+  await assertSiteMember(ctx, site, organizationId, min);
+  return site!;
+}
+
+/** The same check on a row the caller already loaded (GraphQL roots load it with their query). */
+export async function assertSiteMember(ctx: DomainContext, site: Pick<Site, 'organizationId'> | null, organizationId: string | undefined, min: Role = 'read') {
+  ctx.access.requireViewer();
+  if (!site || (organizationId && site.organizationId !== organizationId)) throw notFound('Site');
+  const m = await ctx.access.requireOrganization(site.organizationId);
+  if (!atLeast(m.role, min)) throw forbidden(`This requires the ${min} role in the organization`);
+}
+
+export type ReaderView = {
+  /** The validated share key, when the caller gave one. */
+  shareKey: string | null;
+  /** True for organization members (management preview). */
+  member: boolean;
+};
+
+/** Whether the caller may read the published view of `site` (see the header for the rules). */
+export async function assertSiteReader(
+  ctx: DomainContext,
+  site: Pick<Site, 'id' | 'organizationId' | 'published' | 'visibility'> | null,
+  opts: { organizationId?: string; shareKey?: string | null },
+): Promise<ReaderView> {
+  ctx.access.requireViewer();
+  if (!site || (opts.organizationId && site.organizationId !== opts.organizationId)) throw notFound('Site');
+  let shareKey: string | null = null;
+  if (opts.shareKey != null) {
+    const resolved = await resolveShareKey(ctx, site.id, opts.shareKey);
+    if (!resolved) throw notFound('Site');
+    shareKey = opts.shareKey;
+  }
+  const m = await ctx.access.membership(site.organizationId);
+  if (m && !m.disabled && atLeast(m.role, 'read')) return { shareKey, member: true };
+  if (!site.published) throw notFound('Site');
+  if (site.visibility === 'public' || site.visibility === 'unlisted') return { shareKey, member: false };
+  if (site.visibility === 'share_link' && shareKey) return { shareKey, member: false };
+  throw notFound('Site');
+}
+
+/** A space a site may show: of the site's organization, not deleted, and readable by the caller. */
+async function requireSiteContent(ctx: DomainContext, organizationId: string, spaceId: string, field: string): Promise<Space> {
+  const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
+  if (!space || space.organizationId !== organizationId || space.deletedAt) throw badRequest(field, 'no such space in this organization');
+  if (!(await ctx.access.spaceRole(space))) throw badRequest(field, 'no such space in this organization');
+  return space;
+}
+
+function checkCondition(field: string, condition: string | null | undefined) {
+  if (condition == null) return;
+  const parsed = parseCondition(condition);
+  if (!parsed.ok) throw badRequest(field, `invalid condition: ${parsed.message}`);
+}
+
+/** A context whose `prisma.$transaction` runs inline on `tx`, so another area's domain function joins this transaction. */
+function inTransaction(ctx: DomainContext, tx: Tx): DomainContext {
+  const prisma = new Proxy(tx as object, {
+    get(target, prop, receiver) {
+      if (prop === '$transaction') {
+        return async (arg: unknown) => (typeof arg === 'function' ? (arg as (t: Tx) => unknown)(tx) : Promise.all(arg as Promise<unknown>[]));
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+  return { ...ctx, prisma: prisma as Db };
+}
+
+/** Run a structural write: one transaction, the site row locked, a fresh snapshot. */
+async function structural<T>(ctx: DomainContext, siteId: string, fn: (tx: Tx, snap: StructureSnapshot) => Promise<T>): Promise<T> {
+  try {
+    return await ctx.prisma.$transaction(async (tx) => {
+      if (!(await lockSite(tx, siteId))) throw notFound('Site');
+      return fn(tx, await loadSnapshot(tx, siteId));
+    });
+  } catch (err) {
+    throw fromDatabaseError(err) ?? err;
+  }
+}
+
+/** `wanted`, or `wanted-2`, `wanted-3`… — the first not in `taken` (at most 100 characters). */
+export function uniquePath(taken: Set<string>, wanted: string): string {
+  const base = wanted.slice(0, 100) || 'untitled';
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) {
+    const suffix = `-${n}`;
+    const candidate = `${base.slice(0, 100 - suffix.length)}${suffix}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+const sectionPaths = (snap: StructureSnapshot, exceptId?: string) => new Set([...snap.sections.values()].filter((s) => s.id !== exceptId).map((s) => s.path));
+const siteSpacesIn = (snap: StructureSnapshot, container: Container) =>
+  [...snap.siteSpaces.values()].filter((s) => (container.kind === 'section' ? s.sectionId === container.id : s.sectionId === null));
+
+// ------------------------------------------------------------------ sites
+
+export type SiteListFilter = { space?: string; title?: string; published?: boolean; type?: Array<(typeof SITE_TYPES)[number]> };
+
+export function siteListWhere(organizationId: string, filter: SiteListFilter): Prisma.SiteWhereInput {
+  return {
+    organizationId,
+    ...(filter.space ? { siteSpaces: { some: { spaceId: filter.space } } } : {}),
+    ...(filter.title ? { title: { contains: filter.title, mode: 'insensitive' as const } } : {}),
+    ...(filter.published !== undefined ? { published: filter.published } : {}),
+    ...(filter.type?.length ? { type: { in: filter.type.map((t) => toDb<Site['type']>(t)) } } : {}),
+  };
+}
+
+export const SiteListFilterInput = z.strictObject({
+  space: Id.optional(),
+  title: z.string().max(128).optional(),
+  published: z.boolean().optional(),
+  type: z.array(z.enum(SITE_TYPES)).max(6).optional(),
+});
+
+/** Check the caller may list the organization's sites; returns the validated filter. */
+export async function requireSiteList(ctx: DomainContext, organizationId: string, raw: unknown) {
+  const m = await ctx.access.requireOrganization(organizationId);
+  if (!atLeast(m.role, 'read')) throw forbidden('This requires the read role in the organization');
+  return parseInput(SiteListFilterInput, raw);
+}
+
+/** The content of a `sample` space: two pages, the second with a child page. */
+const SAMPLE_PAGES = [
+  { operation: 'insert_page', document: { markdown: '# Welcome\n\nThis is the first page of your new site. Edit it, or add pages beside it.' } },
+  { operation: 'insert_page', document: { markdown: '# Getting started\n\nA site shows one or more spaces; each space is a tree of pages.' } },
+];
+const SAMPLE_CHILD = { operation: 'insert_page', document: { markdown: '# Quickstart\n\n1. Write a page.\n2. Publish the site.\n3. Share the link.' } };
+
+export async function createSite(ctx: DomainContext, organizationId: string, raw: unknown): Promise<Site> {
+  const viewer = ctx.access.requireViewer();
+  const m = await ctx.access.requireOrganization(organizationId);
+  if (!atLeast(m.role, 'admin')) throw forbidden('This requires the admin role in the organization');
+  const input = parseInput(CreateSiteInput, raw);
+  let spaces: Space[] = [];
+  if (Array.isArray(input.spaces)) {
+    const seen = new Set<string>();
+    for (const [i, id] of input.spaces.entries()) {
+      if (seen.has(id)) throw badRequest(`spaces.${i}`, 'listed twice');
+      seen.add(id);
+      spaces.push(await requireSiteContent(ctx, organizationId, id, `spaces.${i}`));
+    }
+  }
+  const title = input.title ?? 'Untitled site';
+  return ctx.prisma.$transaction(async (tx) => {
+    const id = newId('Site');
+    const now = ctx.clock.now();
+    await tx.site.create({
+      data: {
+        id,
+        organizationId,
+        type: toDb<Site['type']>(input.type ?? 'basic'),
+        title,
+        visibility: toDb<Site['visibility']>(input.visibility ?? 'public'),
+        createdAt: now,
+      },
+    });
+    if (input.spaces === 'sample' || input.spaces === 'empty') {
+      // The same rules as POST ORG/spaces, inside this transaction.
+      let space = await createSpace(inTransaction(ctx, tx), organizationId, { title: title.slice(0, 50) });
+      if (input.spaces === 'sample') {
+        const base = { spaceId: space.id, createdById: viewer.user.id, storage: ctx.services.storage };
+        const first = await applyChanges(tx, { ...base, baseRevisionId: space.revisionId!, changes: SAMPLE_PAGES });
+        const parent = first.outcomes[1].pageId;
+        const second = await applyChanges(tx, { ...base, baseRevisionId: first.revision.id, changes: [{ ...SAMPLE_CHILD, into: parent }] });
+        space = await tx.space.update({ where: { id: space.id }, data: { revisionId: second.revision.id } });
+      }
+      spaces = [space];
+    }
+    if (spaces.length) {
+      const taken = new Set<string>();
+      const rows = spaces.map((s, position) => {
+        const path = uniquePath(taken, slugify(s.title));
+        taken.add(path);
+        return { id: newId('SiteSpace'), siteId: id, sectionId: null, spaceId: s.id, path, position, createdAt: now };
+      });
+      await tx.siteSpace.createMany({ data: rows });
+      await tx.site.update({ where: { id }, data: { defaultSiteSpaceId: rows[0].id } });
+    }
+    return tx.site.findUniqueOrThrow({ where: { id } });
+  });
+}
+
+export async function updateSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<Site> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  const input = parseInput(UpdateSiteInput, raw);
+  return structural(ctx, siteId, async (tx, snap) => {
+    const data: Prisma.SiteUpdateInput = {};
+    if (input.title !== undefined) data.title = input.title;
+    if (input.visibility !== undefined) data.visibility = toDb<Site['visibility']>(input.visibility);
+    if (input.basename !== undefined) data.basename = input.basename;
+    if (input.adaptiveContent !== undefined) data.adaptiveContentEnabled = input.adaptiveContent.enabled;
+    if (input.agentsContext !== undefined) data.agentsContext = input.agentsContext;
+    if (input.proxy !== undefined) data.proxy = input.proxy;
+    let defaultSectionId = snap.defaultSiteSectionId;
+    if (input.defaultSiteSection !== undefined) {
+      if (!snap.sections.has(input.defaultSiteSection)) throw badRequest('defaultSiteSection', 'no such section in this site');
+      data.defaultSiteSectionId = defaultSectionId = input.defaultSiteSection;
+    }
+    if (input.defaultSiteSpace !== undefined) {
+      const ss = snap.siteSpaces.get(input.defaultSiteSpace);
+      if (!ss) throw badRequest('defaultSiteSpace', 'no such site space in this site');
+      if (hasSections(snap)) {
+        // The contract: with sections, this marks the default site space of the default section.
+        if (!defaultSectionId || ss.sectionId !== defaultSectionId) throw badRequest('defaultSiteSpace', 'not a site space of the default section');
+        await tx.siteSection.update({ where: { id: defaultSectionId }, data: { defaultSiteSpaceId: ss.id } });
+      } else {
+        data.defaultSiteSpaceId = ss.id;
+      }
+    }
+    return tx.site.update({ where: { id: siteId }, data: { ...data, updatedAt: ctx.clock.now() } });
+  });
+}
+
+/** Idempotent: true when the site was deleted, false when it did not exist. */
+export async function deleteSite(ctx: DomainContext, organizationId: string, siteId: string): Promise<boolean> {
+  const m = await ctx.access.requireOrganization(organizationId);
+  if (!atLeast(m.role, 'admin')) throw forbidden('This requires the admin role in the organization');
+  return ctx.prisma.$transaction(async (tx) => {
+    const r = await tx.site.deleteMany({ where: { id: siteId, organizationId } });
+    if (r.count === 0) return false;
+    // The organization's default content must not point at a deleted site.
+    const org = await tx.organization.findUnique({ where: { id: organizationId }, select: { defaultContent: true } });
+    const dc = org?.defaultContent as { site?: string } | null;
+    if (dc?.site === siteId) await tx.organization.update({ where: { id: organizationId }, data: { defaultContent: null as never } });
+    return true;
+  });
+}
+
+/**
+ * Publish (the contract's `POST SITE/publish`): the site becomes reachable by its audience. A site
+ * without content cannot be published (400). Publishing a published site changes nothing.
+ */
+export async function publishSite(ctx: DomainContext, organizationId: string | undefined, siteId: string): Promise<Site> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  return ctx.prisma.$transaction(async (tx) => {
+    const content = await tx.siteSpace.count({ where: { siteId, space: { deletedAt: null } } });
+    if (content === 0) throw badRequest('siteSpaces', 'the site has no content to publish; add a space first');
+    return tx.site.update({ where: { id: siteId }, data: { published: true, updatedAt: ctx.clock.now() } });
+  });
+}
+
+export async function unpublishSite(ctx: DomainContext, organizationId: string | undefined, siteId: string): Promise<Site> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  return ctx.prisma.site.update({ where: { id: siteId }, data: { published: false, updatedAt: ctx.clock.now() } });
+}
+
+// ------------------------------------------------------------------ adaptive content
+
+const UNSIGNED_DESCRIPTION = 'Unsigned claims of the site visitor.';
+/** Claim names usable as `visitor.claims.<name>` (and never a prototype key). */
+const CLAIM_NAME = '^(?!(?:__proto__|prototype|constructor)$)[A-Za-z_$][A-Za-z0-9_$]*$';
+
+/**
+ * The shape a site's visitor schema must have (the contract's SiteAdaptiveJSONSchema narrowed to
+ * the seeds' boolean claims): a draft-07 object schema whose properties are boolean claims with a
+ * description, plus an optional `unsigned` object of the same, no additional properties anywhere.
+ */
+const ADAPTIVE_META_SHAPE = {
+  $id: 'docgraph:site-adaptive-schema-shape',
+  type: 'object',
+  required: ['type', 'properties', 'additionalProperties'],
+  additionalProperties: false,
+  properties: {
+    $schema: { const: 'http://json-schema.org/draft-07/schema#' },
+    type: { const: 'object' },
+    properties: {
+      type: 'object',
+      maxProperties: 200,
+      propertyNames: { pattern: CLAIM_NAME },
+      properties: { unsigned: { $ref: '#/definitions/unsigned' } },
+      additionalProperties: { $ref: '#/definitions/booleanClaim' },
+    },
+    additionalProperties: { const: false },
+  },
+  definitions: {
+    booleanClaim: {
+      type: 'object',
+      required: ['type', 'description'],
+      additionalProperties: false,
+      properties: { type: { const: 'boolean' }, description: { type: 'string', minLength: 1, maxLength: 512 } },
+    },
+    unsigned: {
+      type: 'object',
+      required: ['type', 'description', 'properties', 'additionalProperties'],
+      additionalProperties: false,
+      properties: {
+        type: { const: 'object' },
+        description: { const: UNSIGNED_DESCRIPTION },
+        properties: {
+          type: 'object',
+          maxProperties: 200,
+          propertyNames: { pattern: CLAIM_NAME },
+          additionalProperties: { $ref: '#/definitions/booleanClaim' },
+        },
+        additionalProperties: { const: false },
+      },
+    },
+  },
+} as const;
+
+const ajv = new Ajv({ allErrors: false, strict: true });
+const validateAdaptiveShape = ajv.compile(ADAPTIVE_META_SHAPE);
+
+export type AdaptiveJsonSchema = {
+  $schema?: string;
+  type: 'object';
+  properties: Record<string, { type: 'boolean'; description: string }> & {
+    unsigned?: { type: 'object'; description: string; properties: Record<string, { type: 'boolean'; description: string }>; additionalProperties: false };
+  };
+  additionalProperties: false;
+};
+
+export const PutAdaptiveSchemaInput = z.strictObject({ jsonSchema: z.record(z.string(), z.unknown()) });
+
+function ajvMessage(error: ErrorObject): { field: string; message: string } {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let message = error.message ?? 'is invalid';
+  if (error.keyword === 'additionalProperties') {
+    path.push(String((error.params as { additionalProperty: string }).additionalProperty));
+    message = 'is not allowed here';
+  } else if (error.keyword === 'const') {
+    message = `must be ${JSON.stringify((error.params as { allowedValue: unknown }).allowedValue)}`;
+  } else if (error.keyword === 'required') {
+    path.push(String((error.params as { missingProperty: string }).missingProperty));
+    message = 'is required';
+  } else if (error.keyword === 'propertyNames') {
+    path.push(String((error.params as { propertyName: string }).propertyName));
+    message = 'is not a valid claim name (letters, digits, "_" and "$", not starting with a digit)';
+  } else if (error.keyword === 'pattern' && error.propertyName) {
+    path.push(error.propertyName);
+    message = 'is not a valid claim name (letters, digits, "_" and "$", not starting with a digit)';
+  }
+  return { field: ['jsonSchema', ...path].join('.'), message };
+}
+
+/** Validate a visitor schema: a valid draft-07 JSON Schema of the documented shape, else 400 with the reason. */
+export function checkAdaptiveSchema(jsonSchema: unknown): AdaptiveJsonSchema {
+  if (!validateAdaptiveShape(jsonSchema)) {
+    const { field, message } = ajvMessage(validateAdaptiveShape.errors![0]);
+    throw badRequest(field, message);
+  }
+  const draft07 = new Ajv({ strict: false });
+  if (!draft07.validateSchema(jsonSchema as object)) {
+    throw badRequest('jsonSchema', `not a valid JSON Schema (draft-07): ${draft07.errorsText(draft07.errors)}`);
+  }
+  return jsonSchema as unknown as AdaptiveJsonSchema;
+}
+
+export async function getAdaptiveSchema(ctx: DomainContext, organizationId: string | undefined, siteId: string) {
+  const site = await requireSite(ctx, organizationId, siteId, 'read');
+  if (site.adaptiveSchema == null) throw notFound('Adaptive schema');
+  return { jsonSchema: site.adaptiveSchema as AdaptiveJsonSchema, updatedAt: site.adaptiveSchemaUpdatedAt ?? site.updatedAt };
+}
+
+export async function putAdaptiveSchema(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown) {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  const { jsonSchema } = parseInput(PutAdaptiveSchemaInput, raw);
+  const schema = checkAdaptiveSchema(jsonSchema);
+  const now = ctx.clock.now();
+  const site = await ctx.prisma.site.update({
+    where: { id: siteId },
+    data: { adaptiveSchema: schema as unknown as Prisma.InputJsonValue, adaptiveSchemaUpdatedAt: now },
+  });
+  return { jsonSchema: site.adaptiveSchema as AdaptiveJsonSchema, updatedAt: now };
+}
+
+/**
+ * One condition per boolean claim: `visitor.claims.X`, then `visitor.claims.unsigned.Y`, each
+ * sorted by name (the stored schema is jsonb, which does not keep the submitted key order).
+ */
+export function templateConditions(schema: unknown): Array<{ condition: string; description: string }> {
+  const s = schema as AdaptiveJsonSchema | null;
+  if (!s?.properties) return [];
+  const byName = (a: [string, unknown], b: [string, unknown]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  const out: Array<{ condition: string; description: string }> = [];
+  for (const [name, prop] of Object.entries(s.properties).sort(byName)) {
+    if (name === 'unsigned') continue;
+    if ((prop as { type?: string }).type === 'boolean') out.push({ condition: `visitor.claims.${name}`, description: (prop as { description: string }).description });
+  }
+  for (const [name, prop] of Object.entries(s.properties.unsigned?.properties ?? {}).sort(byName)) {
+    if (prop.type === 'boolean') out.push({ condition: `visitor.claims.unsigned.${name}`, description: prop.description });
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ sections
+
+/**
+ * Add a section showing `spaceId` (the section and its first site space), at the end of the top
+ * level. The first section of a site that still shows site spaces at its root level first gathers
+ * those into a section of their own (titled after the site), so a site is either all sections or
+ * all root-level site spaces.
+ */
+export async function addSectionToSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<SiteSection> {
+  const site = await requireSite(ctx, organizationId, siteId, 'admin');
+  const input = parseInput(AddSectionInput, raw);
+  const space = await requireSiteContent(ctx, site.organizationId, input.spaceId, 'spaceId');
+  return structural(ctx, siteId, async (tx, snap) => {
+    const now = ctx.clock.now();
+    const taken = sectionPaths(snap);
+    let defaultSectionId = snap.defaultSiteSectionId && snap.sections.has(snap.defaultSiteSectionId) ? snap.defaultSiteSectionId : null;
+    const rootSpaces = children(snap, ROOT).filter((r) => r.type === 'site-space');
+    if (!hasSections(snap) && rootSpaces.length > 0) {
+      const wrapperId = newId('SiteSection');
+      const path = uniquePath(taken, slugify(site.title));
+      taken.add(path);
+      const defaultSiteSpaceId = snap.defaultSiteSpaceId && snap.siteSpaces.has(snap.defaultSiteSpaceId) ? snap.defaultSiteSpaceId : rootSpaces[0].id;
+      await tx.siteSection.create({
+        data: { id: wrapperId, siteId, title: site.title, path, position: 0, defaultSiteSpaceId, createdAt: now },
+      });
+      snap.sections.set(wrapperId, { id: wrapperId, groupId: null, position: 0, path, defaultSiteSpaceId, createdAt: now });
+      await writeOrder(tx, snap, { kind: 'section', id: wrapperId }, rootSpaces);
+      await tx.site.update({ where: { id: siteId }, data: { defaultSiteSpaceId: null } });
+      defaultSectionId = wrapperId;
+    }
+    const sectionId = newId('SiteSection');
+    const siteSpaceId = newId('SiteSpace');
+    const title = input.title ?? (space.title.trim().length >= 2 ? space.title.trim().slice(0, 128) : 'Untitled section');
+    const path = uniquePath(taken, slugify(title));
+    const position = children(snap, ROOT).length;
+    const section = await tx.siteSection.create({
+      data: { id: sectionId, siteId, title, icon: input.icon ?? null, path, position, defaultSiteSpaceId: siteSpaceId, createdAt: now },
+    });
+    await tx.siteSpace.create({
+      data: { id: siteSpaceId, siteId, sectionId, spaceId: space.id, path: uniquePath(new Set(), slugify(space.title)), position: 0, createdAt: now },
+    });
+    if (defaultSectionId !== snap.defaultSiteSectionId || !defaultSectionId) {
+      await tx.site.update({ where: { id: siteId }, data: { defaultSiteSectionId: defaultSectionId ?? sectionId } });
+    }
+    return section;
+  });
+}
+
+async function requireSection(tx: Tx, snap: StructureSnapshot, sectionId: string): Promise<SiteSection> {
+  if (!snap.sections.has(sectionId)) throw notFound('Site section');
+  return tx.siteSection.findUniqueOrThrow({ where: { id: sectionId } });
+}
+
+export async function updateSiteSection(ctx: DomainContext, organizationId: string | undefined, siteId: string, sectionId: string, raw: unknown): Promise<SiteSection> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  const input = parseInput(UpdateSectionInput, raw);
+  checkCondition('condition', input.condition);
+  return structural(ctx, siteId, async (tx, snap) => {
+    await requireSection(tx, snap, sectionId);
+    if (input.path !== undefined && sectionPaths(snap, sectionId).has(input.path)) {
+      throw conflict(`path: "${input.path}" is already the path of another section of this site`);
+    }
+    if (input.defaultSiteSpace !== undefined && snap.siteSpaces.get(input.defaultSiteSpace)?.sectionId !== sectionId) {
+      throw badRequest('defaultSiteSpace', 'not a site space of this section');
+    }
+    const { defaultSiteSpace, ...rest } = input;
+    return tx.siteSection.update({
+      where: { id: sectionId },
+      data: { ...rest, ...(defaultSiteSpace !== undefined ? { defaultSiteSpaceId: defaultSiteSpace } : {}) },
+    });
+  });
+}
+
+/** Idempotent. The section's site spaces go with it; the next section becomes the default. */
+export async function deleteSiteSection(ctx: DomainContext, organizationId: string | undefined, siteId: string, sectionId: string): Promise<boolean> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  return structural(ctx, siteId, async (tx, snap) => {
+    if (!snap.sections.has(sectionId)) return false;
+    const container = containerOf(snap, { type: 'site-section', id: sectionId });
+    await tx.siteSection.delete({ where: { id: sectionId } });
+    snap.sections.delete(sectionId);
+    for (const [id, s] of snap.siteSpaces) if (s.sectionId === sectionId) snap.siteSpaces.delete(id);
+    await writeOrder(tx, snap, container, children(snap, container));
+    if (snap.defaultSiteSectionId === sectionId) {
+      await tx.site.update({ where: { id: siteId }, data: { defaultSiteSectionId: sectionsInOrder(snap)[0] ?? null } });
+    }
+    return true;
+  });
+}
+
+// ------------------------------------------------------------------ section groups
+
+export async function addSectionGroupToSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<SiteSectionGroup> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  const input = parseInput(AddGroupInput, raw);
+  return structural(ctx, siteId, async (tx, snap) => {
+    const listed = input.sections ?? [];
+    const seen = new Set<string>();
+    listed.forEach((id, i) => {
+      if (!snap.sections.has(id)) throw badRequest(`sections.${i}`, 'no such section in this site');
+      if (seen.has(id)) throw badRequest(`sections.${i}`, 'listed twice');
+      seen.add(id);
+    });
+    if (!hasSections(snap) && children(snap, ROOT).length > 0) {
+      throw badRequest('sections', 'this site shows its spaces without sections; add a section before grouping');
+    }
+    const id = newId('SiteSectionGroup');
+    const now = ctx.clock.now();
+    const group = await tx.siteSectionGroup.create({ data: { id, siteId, title: input.title, icon: input.icon ?? null, position: 0, createdAt: now } });
+    const rootBefore = children(snap, ROOT);
+    const oldGroups = new Set(listed.map((s) => snap.sections.get(s)!.groupId).filter((g): g is string => g !== null));
+    // The group takes the place of the first listed section that was at the top level, else the end.
+    const remaining = rootBefore.filter((r) => !(r.type === 'site-section' && seen.has(r.id)));
+    const firstAtRoot = rootBefore.findIndex((r) => r.type === 'site-section' && seen.has(r.id));
+    const index = firstAtRoot < 0 ? remaining.length : rootBefore.slice(0, firstAtRoot).filter((r) => !(r.type === 'site-section' && seen.has(r.id))).length;
+    snap.groups.set(id, { id, position: -1, createdAt: now });
+    await writeOrder(tx, snap, { kind: 'group', id }, listed.map((s) => ({ type: 'site-section' as const, id: s })));
+    await writeOrder(tx, snap, ROOT, insertAt(remaining, { type: 'site-section-group', id }, index));
+    for (const g of oldGroups) await writeOrder(tx, snap, { kind: 'group', id: g }, children(snap, { kind: 'group', id: g }));
+    return { ...group, position: snap.groups.get(id)!.position };
+  });
+}
+
+async function requireGroup(tx: Tx, snap: StructureSnapshot, groupId: string): Promise<SiteSectionGroup> {
+  if (!snap.groups.has(groupId)) throw notFound('Site section group');
+  return tx.siteSectionGroup.findUniqueOrThrow({ where: { id: groupId } });
+}
+
+export async function updateSiteSectionGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, raw: unknown): Promise<SiteSectionGroup> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  const input = parseInput(UpdateGroupInput, raw);
+  return structural(ctx, siteId, async (tx, snap) => {
+    await requireGroup(tx, snap, groupId);
+    return tx.siteSectionGroup.update({ where: { id: groupId }, data: input });
+  });
+}
+
+/** Idempotent. The group's sections return to the top level, in place of the group. */
+export async function deleteSiteSectionGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string): Promise<boolean> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  return structural(ctx, siteId, async (tx, snap) => {
+    if (!snap.groups.has(groupId)) return false;
+    const members = children(snap, { kind: 'group', id: groupId });
+    const root = children(snap, ROOT).flatMap((r) => (r.type === 'site-section-group' && r.id === groupId ? members : [r]));
+    await writeOrder(tx, snap, ROOT, root);
+    await tx.siteSectionGroup.delete({ where: { id: groupId } });
+    return true;
+  });
+}
+
+/** Put a section into a group (at its end). Idempotent when it is already there. */
+export async function addSectionToGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, raw: unknown): Promise<SiteSectionGroup> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  const input = parseInput(AddSectionToGroupInput, raw);
+  return structural(ctx, siteId, async (tx, snap) => {
+    const group = await requireGroup(tx, snap, groupId);
+    const section = snap.sections.get(input.sectionId);
+    if (!section) throw badRequest('sectionId', 'no such section in this site');
+    if (section.groupId === groupId) return group;
+    const item: ItemRef = { type: 'site-section', id: section.id };
+    const from = containerOf(snap, item);
+    const target: Container = { kind: 'group', id: groupId };
+    await writeOrder(tx, snap, target, [...children(snap, target), item]);
+    await writeOrder(tx, snap, from, children(snap, from));
+    return group;
+  });
+}
+
+/** Take a section out of a group; it goes to the top level right after the group. Idempotent. */
+export async function removeSectionFromGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, sectionId: string): Promise<boolean> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  return structural(ctx, siteId, async (tx, snap) => {
+    await requireGroup(tx, snap, groupId);
+    if (snap.sections.get(sectionId)?.groupId !== groupId) return false;
+    const root = children(snap, ROOT);
+    const at = root.findIndex((r) => r.type === 'site-section-group' && r.id === groupId) + 1;
+    await writeOrder(tx, snap, ROOT, insertAt(root, { type: 'site-section', id: sectionId }, at));
+    const group: Container = { kind: 'group', id: groupId };
+    await writeOrder(tx, snap, group, children(snap, group));
+    return true;
+  });
+}
+
+// ------------------------------------------------------------------ site spaces
+
+/**
+ * Show a space on the site: in `sectionId`, else in the default section, else at the root level
+ * (a site without sections). The first site space of a container becomes its default.
+ */
+export async function addSpaceToSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<SiteSpace> {
+  const site = await requireSite(ctx, organizationId, siteId, 'admin');
+  const input = parseInput(AddSiteSpaceInput, raw);
+  const space = await requireSiteContent(ctx, site.organizationId, input.spaceId, 'spaceId');
+  return structural(ctx, siteId, async (tx, snap) => {
+    let container: Container = ROOT;
+    if (input.sectionId !== undefined) {
+      if (!snap.sections.has(input.sectionId)) throw badRequest('sectionId', 'no such section in this site');
+      container = { kind: 'section', id: input.sectionId };
+    } else if (hasSections(snap)) {
+      const sectionId = snap.defaultSiteSectionId && snap.sections.has(snap.defaultSiteSectionId) ? snap.defaultSiteSectionId : sectionsInOrder(snap)[0];
+      if (!sectionId) throw badRequest('sectionId', 'the site has section groups but no section to add the space to');
+      container = { kind: 'section', id: sectionId };
+    }
+    const siblings = siteSpacesIn(snap, container);
+    if (siblings.some((s) => s.spaceId === space.id)) throw conflict(`spaceId: the space is already shown ${container.kind === 'section' ? 'in this section' : 'on this site'}`);
+    const id = newId('SiteSpace');
+    const row = await tx.siteSpace.create({
+      data: {
+        id,
+        siteId,
+        sectionId: container.kind === 'section' ? container.id : null,
+        spaceId: space.id,
+        path: uniquePath(new Set(siblings.map((s) => s.path)), slugify(space.title)),
+        position: children(snap, container).length,
+        createdAt: ctx.clock.now(),
+      },
+    });
+    await ensureDefault(tx, snap, container, id);
+    return row;
+  });
+}
+
+/** Give a container a default site space when it has none (or a stale one). */
+async function ensureDefault(tx: Tx, snap: StructureSnapshot, container: Container, candidate: string | null) {
+  if (container.kind === 'section') {
+    const section = snap.sections.get(container.id)!;
+    if (section.defaultSiteSpaceId && snap.siteSpaces.get(section.defaultSiteSpaceId)?.sectionId === container.id) return;
+    section.defaultSiteSpaceId = candidate;
+    await tx.siteSection.update({ where: { id: container.id }, data: { defaultSiteSpaceId: candidate } });
+  } else if (container.kind === 'root') {
+    const current = snap.defaultSiteSpaceId ? snap.siteSpaces.get(snap.defaultSiteSpaceId) : undefined;
+    if (current && current.sectionId === null) return;
+    if (candidate === null && hasSections(snap) && snap.defaultSiteSpaceId === null) return;
+    snap.defaultSiteSpaceId = candidate;
+    await tx.site.update({ where: { id: snap.siteId }, data: { defaultSiteSpaceId: candidate } });
+  }
+}
+
+export async function updateSiteSpace(ctx: DomainContext, organizationId: string | undefined, siteId: string, siteSpaceId: string, raw: unknown): Promise<SiteSpace> {
+  const site = await requireSite(ctx, organizationId, siteId, 'admin');
+  const input = parseInput(UpdateSiteSpaceInput, raw);
+  checkCondition('condition', input.condition);
+  const space = input.spaceId !== undefined ? await requireSiteContent(ctx, site.organizationId, input.spaceId, 'spaceId') : undefined;
+  return structural(ctx, siteId, async (tx, snap) => {
+    const current = snap.siteSpaces.get(siteSpaceId);
+    if (!current) throw notFound('Site space');
+    const container: Container = current.sectionId ? { kind: 'section', id: current.sectionId } : ROOT;
+    const siblings = siteSpacesIn(snap, container).filter((s) => s.id !== siteSpaceId);
+    if (input.path !== undefined && siblings.some((s) => s.path === input.path)) {
+      throw conflict(`path: "${input.path}" is already the path of another site space ${container.kind === 'section' ? 'in this section' : 'of this site'}`);
+    }
+    if (space && siblings.some((s) => s.spaceId === space.id)) throw conflict(`spaceId: the space is already shown ${container.kind === 'section' ? 'in this section' : 'on this site'}`);
+    return tx.siteSpace.update({
+      where: { id: siteSpaceId },
+      data: {
+        ...(input.path !== undefined ? { path: input.path } : {}),
+        ...(input.condition !== undefined ? { condition: input.condition } : {}),
+        ...(space ? { spaceId: space.id } : {}),
+      },
+    });
+  });
+}
+
+/** Idempotent. When the default site space goes, the next one in its container becomes default. */
+export async function deleteSiteSpace(ctx: DomainContext, organizationId: string | undefined, siteId: string, siteSpaceId: string): Promise<boolean> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  return structural(ctx, siteId, async (tx, snap) => {
+    const current = snap.siteSpaces.get(siteSpaceId);
+    if (!current) return false;
+    const container: Container = current.sectionId ? { kind: 'section', id: current.sectionId } : ROOT;
+    await tx.siteSpace.delete({ where: { id: siteSpaceId } });
+    snap.siteSpaces.delete(siteSpaceId);
+    const rest = children(snap, container);
+    await writeOrder(tx, snap, container, rest);
+    await ensureDefault(tx, snap, container, rest[0]?.id ?? null);
+    return true;
+  });
+}
+
+// ------------------------------------------------------------------ moving and sorting
+
+/**
+ * Move one structure item (the deprecated moves and `structure/sort` all come here). A site space
+ * moving to another container must not clash there by path or space (409), and the defaults of
+ * both containers stay valid.
+ */
+export async function moveStructureItem(
+  ctx: DomainContext,
+  organizationId: string | undefined,
+  siteId: string,
+  item: ItemRef,
+  position: MovePosition | undefined,
+  field = 'position',
+): Promise<ItemRef> {
+  await requireSite(ctx, organizationId, siteId, 'admin');
+  return structural(ctx, siteId, async (tx, snap) => {
+    const plan = planMove(snap, item, position, field);
+    if (item.type === 'site-space' && !sameContainer(plan.from, plan.to)) {
+      const moving = snap.siteSpaces.get(item.id)!;
+      const there = siteSpacesIn(snap, plan.to);
+      if (there.some((s) => s.path === moving.path)) throw conflict(`path: "${moving.path}" is already the path of a site space in the target container`);
+      if (there.some((s) => s.spaceId === moving.spaceId)) throw conflict('the space is already shown in the target container');
+    }
+    await writeOrder(tx, snap, plan.to, plan.toOrder);
+    if (plan.fromOrder) await writeOrder(tx, snap, plan.from, plan.fromOrder);
+    if (item.type === 'site-space' && !sameContainer(plan.from, plan.to)) {
+      const fromDefault = plan.from.kind === 'section' ? snap.sections.get(plan.from.id)!.defaultSiteSpaceId : snap.defaultSiteSpaceId;
+      if (fromDefault === item.id) {
+        // Force a new default in the source container.
+        if (plan.from.kind === 'section') snap.sections.get(plan.from.id)!.defaultSiteSpaceId = null;
+        else snap.defaultSiteSpaceId = null;
+        await ensureDefault(tx, snap, plan.from, plan.fromOrder?.[0]?.id ?? null);
+      }
+      await ensureDefault(tx, snap, plan.to, item.id);
+    }
+    return item;
+  });
+}
+
+type MoveBody<P> = { position?: { before?: P; after?: P } };
+const mapPosition = <P>(body: MoveBody<P>, map: (p: P) => ItemRef): MovePosition | undefined =>
+  body.position ? { before: body.position.before && map(body.position.before), after: body.position.after && map(body.position.after) } : undefined;
+
+export async function moveSiteSection(ctx: DomainContext, organizationId: string | undefined, siteId: string, sectionId: string, raw: unknown) {
+  const body = parseInput(MoveSectionInput, raw);
+  return moveStructureItem(ctx, organizationId, siteId, { type: 'site-section', id: sectionId }, mapPosition(body, (p) => ({ type: 'site-section', id: p.siteSection })));
+}
+
+export async function moveSiteSectionGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, raw: unknown) {
+  const body = parseInput(MoveGroupInput, raw);
+  return moveStructureItem(ctx, organizationId, siteId, { type: 'site-section-group', id: groupId }, mapPosition(body, (p) => ({ type: p.type, id: p.id })));
+}
+
+export async function moveSiteSpace(ctx: DomainContext, organizationId: string | undefined, siteId: string, siteSpaceId: string, raw: unknown) {
+  const body = parseInput(MoveSiteSpaceInput, raw);
+  return moveStructureItem(ctx, organizationId, siteId, { type: 'site-space', id: siteSpaceId }, mapPosition(body, (p) => ({ type: 'site-space', id: p.siteSpace })));
+}
+
+/** `PATCH ORG/sites/{siteId}/structure/sort`. */
+export async function sortSiteStructure(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown) {
+  const body = parseInput(SortSiteStructureInput, raw);
+  return moveStructureItem(ctx, organizationId, siteId, body.item, body.position);
+}
+
+/**
+ * For the spaces area: take spaces off every site before they are removed for good (the purge of
+ * deleted spaces), inside the caller's transaction, so the containers they leave keep dense
+ * positions and valid defaults. (The foreign key would delete the rows anyway, leaving gaps.)
+ * Returns the number of site spaces removed.
+ */
+export async function removeSpacesFromSites(tx: Tx, spaceIds: string[]): Promise<number> {
+  if (spaceIds.length === 0) return 0;
+  const rows = await tx.siteSpace.findMany({ where: { spaceId: { in: spaceIds } }, select: { siteId: true } });
+  const siteIds = [...new Set(rows.map((r) => r.siteId))].sort();
+  let removed = 0;
+  for (const siteId of siteIds) {
+    if (!(await lockSite(tx, siteId))) continue;
+    const snap = await loadSnapshot(tx, siteId);
+    const gone = [...snap.siteSpaces.values()].filter((s) => spaceIds.includes(s.spaceId));
+    await tx.siteSpace.deleteMany({ where: { id: { in: gone.map((s) => s.id) } } });
+    const containers = new Map<string, Container>();
+    for (const s of gone) {
+      snap.siteSpaces.delete(s.id);
+      containers.set(s.sectionId ?? '', s.sectionId ? { kind: 'section', id: s.sectionId } : ROOT);
+    }
+    for (const container of containers.values()) {
+      const rest = children(snap, container);
+      await writeOrder(tx, snap, container, rest);
+      await ensureDefault(tx, snap, container, rest.find((r) => r.type === 'site-space')?.id ?? null);
+    }
+    removed += gone.length;
+  }
+  return removed;
+}
+
+// ------------------------------------------------------------------ reading in order
+
+/** The snapshot readers page over (site spaces of deleted spaces left out). */
+export async function readerSnapshot(db: Tx, siteId: string): Promise<StructureSnapshot> {
+  const snap = await loadSnapshot(db, siteId);
+  const deleted = await db.siteSpace.findMany({ where: { siteId, space: { deletedAt: { not: null } } }, select: { id: true } });
+  for (const d of deleted) snap.siteSpaces.delete(d.id);
+  return snap;
+}
+
+export function orderedSectionIds(snap: StructureSnapshot): string[] {
+  return sectionsInOrder(snap);
+}
+
+/** Site spaces in reading order; `onlyDefault` true keeps the default of each container, false the others. */
+export function orderedSiteSpaceIds(snap: StructureSnapshot, onlyDefault?: boolean): string[] {
+  const ids = siteSpacesInOrder(snap);
+  if (onlyDefault === undefined) return ids;
+  const isDefault = (id: string) => {
+    const s = snap.siteSpaces.get(id)!;
+    return s.sectionId ? snap.sections.get(s.sectionId)?.defaultSiteSpaceId === id : snap.defaultSiteSpaceId === id;
+  };
+  return ids.filter((id) => isDefault(id) === onlyDefault);
+}
+
