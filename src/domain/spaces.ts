@@ -2,6 +2,7 @@
 // checks, update, soft delete / restore / purge, duplicate, move and transfer, and the edit lock
 // (`assertEditable`) that every content edit goes through.
 import { z } from 'zod';
+import { removeSpacesFromSites } from './sites.ts';
 import type { DomainContext } from './context.ts';
 import type { Prisma, Space } from '../generated/prisma/client.ts';
 import type { TaskDeps } from '../jobs.ts';
@@ -196,8 +197,11 @@ export async function purgeDeletedSpaces(deps: Pick<TaskDeps, 'prisma' | 'clock'
     if (batch.length === 0) break;
     const ids = batch.map((s) => s.id);
     const keys = await deps.prisma.$transaction(async (tx) => {
-      const files = await tx.file.findMany({ where: { spaceId: { in: ids }, space: { deletedAt: { lt: cutoff } } }, select: { storageKey: true } });
-      const r = await tx.space.deleteMany({ where: { id: { in: ids }, deletedAt: { lt: cutoff } } });
+      const expired = (await tx.space.findMany({ where: { id: { in: ids }, deletedAt: { lt: cutoff } }, select: { id: true } })).map((s) => s.id);
+      const files = await tx.file.findMany({ where: { spaceId: { in: expired } }, select: { storageKey: true } });
+      // Take them out of sites first, so positions and default pointers stay consistent.
+      await removeSpacesFromSites(tx, expired);
+      const r = await tx.space.deleteMany({ where: { id: { in: expired } } });
       purged += r.count;
       return files.map((f) => f.storageKey);
     });

@@ -1,5 +1,6 @@
 // Spaces: the Space node (with counters and permissions), queries and mutations.
 import { builder } from './builder.ts';
+import { spaceVisibleWithShareKey } from '../domain/share-links.ts';
 import { RoleEnum, loader, countsByKey, dropUndefined, DeletePayload, loadSpaceById } from './common.ts';
 import {
   createSpace,
@@ -130,10 +131,14 @@ export const SpaceRef = builder.prismaNode('Space', {
 builder.queryField('space', (t) =>
   t.prismaField({
     type: 'Space',
-    args: { id: t.arg.id({ required: true }), shareKey: t.arg.string({ required: false, description: 'Resolves published URLs for share-link sites.' }) },
-    resolve: async (query, _r, { id }, ctx) => {
-      await getSpace(ctx, String(id));
-      return ctx.prisma.space.findUniqueOrThrow({ ...query, where: { id: String(id) } });
+    args: {
+      id: t.arg.id({ required: true }),
+      shareKey: t.arg.string({ required: false, description: "An active share link's key of a published site that shows this space lets anyone read it." }),
+    },
+    resolve: async (query, _r, { id, shareKey }, ctx) => {
+      const visibleByKey = shareKey ? await spaceVisibleWithShareKey(ctx, String(id), shareKey) : false;
+      if (!visibleByKey) await getSpace(ctx, String(id));
+      return ctx.prisma.space.findUniqueOrThrow({ ...query, where: { id: String(id), deletedAt: null } });
     },
   }),
 );
