@@ -407,7 +407,7 @@ describe('GraphQL', () => {
     const query = `query($id: ID!) { organization(id: $id) { spaces(first: 100) { nodes { id revision { id pages { id title path pages { title pages { title } } } } } } } }`;
     const withBodies = `query($id: ID!) { organization(id: $id) { spaces(first: 100) { nodes { id revision { pages { title markdown pages { title markdown } } } } } } }`;
     for (const q of [query, withBodies]) {
-      await t.gql(q, { id: small }); // warm caches outside the count
+      // First loads, both sizes: page trees are cached across requests by (immutable) revision id.
       const a = await t.countQueries(() => t.gql(q, { id: small }));
       const b = await t.countQueries(() => t.gql(q, { id: big }));
       expect(a.result.errors).toBeUndefined();
@@ -416,10 +416,15 @@ describe('GraphQL', () => {
       expect(b.result.data.organization.spaces.nodes[0].revision.pages[0].pages[0].title).toBe('Mid');
       expect(b.count, b.statements.join('\n')).toBe(a.count);
     }
-    // Without bodies the page rows are loaded without the markdown column.
-    const meta = await t.countQueries(() => t.gql(query, { id: big }));
+    // Without bodies the page rows are loaded without the markdown column…
+    const fresh = await orgWithSpaces(3);
+    const meta = await t.countQueries(() => t.gql(query, { id: fresh }));
     const pageSql = meta.statements.filter((s) => s.includes('"PageVersion"'));
     expect(pageSql).toHaveLength(1);
     expect(pageSql[0]).not.toContain('markdown');
+    // …and once loaded, a tree is served from the cache: no revision or page statements at all.
+    const again = await t.countQueries(() => t.gql(query, { id: fresh }));
+    expect(again.statements.filter((s) => s.includes('"PageVersion"') || s.includes('"Revision"'))).toEqual([]);
+    expect(again.result.data.organization.spaces.nodes[0].revision.pages[0].pages[0].title).toBe('Mid');
   });
 });

@@ -33,17 +33,23 @@ import { badRequest, notFound } from '../domain/errors.ts';
 import { getImportJob, startImport, waitForImportJob, IMPORT_SOURCES } from '../domain/imports.ts';
 import { restEnum } from '../rest/router.ts';
 import { SpaceRef } from './spaces.ts';
+import { LRUCache } from 'lru-cache';
 
 // ------------------------------------------------------------------ batched loading
 
-/** Revision rows by id, one statement per request tick. */
+/** Revision rows by id: from the process cache (rows are immutable), else one statement per tick. */
 export function loadRevisionById(ctx: Context, id: string): Promise<Revision | null> {
+  const cached = revisionRowCache.get(id);
+  if (cached) return Promise.resolve(cached);
   return loader<string, Revision | null>(ctx, 'revision.byId', async (ids) => {
     const rows = await ctx.prisma.revision.findMany({ where: { id: { in: [...ids] } } });
     const m = new Map(rows.map((r) => [r.id, r]));
+    for (const r of rows) revisionRowCache.set(r.id, r);
     return ids.map((i) => m.get(i) ?? null);
   }).load(id);
 }
+
+const revisionRowCache = new LRUCache<string, Revision>({ max: 5000 });
 
 export function loadRevisionsBatched(ctx: Context, ids: readonly string[]): Promise<Array<Revision | null>> {
   return Promise.all(ids.map((id) => loadRevisionById(ctx, id)));
@@ -81,7 +87,7 @@ export function loadRevisionContent(ctx: Context, revision: RevisionRow | string
   const full = memo.get(`${id}:full`);
   if (full) return full;
   const key = `${id}:${opts.withMarkdown ? 'full' : 'meta'}`;
-  let p = memo.get(key);
+  let p = memo.get(key) ?? (opts.withMarkdown ? undefined : treeCache.get(id));
   if (!p) {
     p = (async () => {
       const row = typeof revision === 'string' ? await loadRevisionById(ctx, revision) : revision;
@@ -91,10 +97,25 @@ export function loadRevisionContent(ctx: Context, revision: RevisionRow | string
       for (const r of rows) if (r) versions.set(r.id, r);
       return buildRevisionContent(row, versions, opts.withMarkdown);
     })();
-    memo.set(key, p);
+    if (!opts.withMarkdown) {
+      // Only successful loads are shared across requests.
+      const cached = p;
+      p.then(
+        () => treeCache.set(id, cached),
+        () => {},
+      );
+    }
   }
+  memo.set(key, p);
   return p;
 }
+
+/**
+ * Page trees (titles, paths, nesting — no bodies) by revision id, shared across requests.
+ * Revisions are immutable, so an entry never goes stale: a change lands as a new revision id and
+ * is visible at once. Each instance keeps its own; there is nothing to invalidate between them.
+ */
+const treeCache = new LRUCache<string, Promise<RevisionContent>>({ max: 5000 });
 
 function memoOf(ctx: Context): Map<string, Promise<RevisionContent>> {
   let m = ctx.loaders.get('revision.content') as Map<string, Promise<RevisionContent>> | undefined;
