@@ -15,7 +15,7 @@ import { badRequest, parseInput } from './errors.ts';
 import { pagePaths, type TreeNode } from './revisions.ts';
 import { splitSections } from './markdown.ts';
 import { requireSpaceById } from './spaces.ts';
-import { visibilityScope, visibleSpacesWhere } from './collections.ts';
+import { visibilityScope, visibleSpacesWhere } from '../auth/access.ts';
 
 export const SearchQuery = z.string().trim().min(1, 'required').max(512);
 

@@ -20,7 +20,6 @@ import {
   requireContentContainer,
   siblingsOf,
   transferContent,
-  visibleSpacesWhere,
   writeOrder,
 } from './collections.ts';
 
@@ -350,4 +349,3 @@ export async function transferSpace(ctx: DomainContext, id: string, raw: unknown
 // ------------------------------------------------------------------ listings
 
 /** Filter for the spaces of an organization the caller may read (see collections.ts). */
-export { visibleSpacesWhere };

@@ -2,6 +2,7 @@
 // collection and space listings, the collection mutations, and the move/transfer inputs shared
 // with spaces.
 import { builder } from './builder.ts';
+import { visibleCollectionsWhere, visibleSpacesWhere } from '../auth/access.ts';
 import { RoleEnum, DeletePayload, dropUndefined } from './common.ts';
 import type { Context } from './context.ts';
 import type { Collection } from '../generated/prisma/client.ts';
@@ -13,8 +14,6 @@ import {
   moveCollection,
   transferCollection,
   updateCollection,
-  visibleCollectionsWhere,
-  visibleSpacesWhere,
 } from '../domain/collections.ts';
 
 const CollectionPermissions = builder.simpleObject('CollectionPermissions', {
