@@ -54,4 +54,14 @@ describe('GraphQL foundation', () => {
     const costly = await t.gql(`{ viewer { ${aliases} } }`);
     expect(costly.errors?.[0].message).toMatch(/complexity/i);
   });
+
+  it('refuses queries nested deeper than the limit', async () => {
+    let inner = 'id';
+    for (let i = 0; i < 14; i++) inner = `organization { spaces(first: 1) { nodes { ${inner} } } }`;
+    const space = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'Deep' });
+    const r = await t.gql(`query($id: ID!) { space(id: $id) { ${inner} } }`, { id: space.body.id });
+    expect(r.errors?.[0].message).toMatch(/depth/i);
+    const shallow = await t.gql(`query($id: ID!) { space(id: $id) { organization { spaces(first: 1) { nodes { id } } } } }`, { id: space.body.id });
+    expect(shallow.errors).toBeUndefined();
+  });
 });

@@ -22,7 +22,7 @@ import {
   updateChangeRequestFromMain,
 } from '../domain/change-requests.ts';
 import { startImport, waitForImportJob } from '../domain/imports.ts';
-import { badRequest } from '../domain/errors.ts';
+import { badRequest, notFound } from '../domain/errors.ts';
 import { restEnum } from '../rest/router.ts';
 
 export const ChangeRequestStatusEnum = builder.enumType('ChangeRequestStatus', {
@@ -66,6 +66,13 @@ export const changeRequestUrls = (ctx: Context, cr: Pick<ChangeRequest, 'id' | '
 export const ChangeRequestRef = builder.prismaNode('ChangeRequest', {
   id: { field: 'id' },
   description: 'Proposed edits to a space, on their own line of revisions, reviewed and merged.',
+  // node(id:) finds only change requests of spaces you may read.
+  findUnique: async (id, ctx) => {
+    const cr = await ctx.prisma.changeRequest.findUnique({ where: { id }, select: { spaceId: true } });
+    const space = cr ? await loadSpaceById(ctx, cr.spaceId) : null;
+    if (!space || space.deletedAt || !(await ctx.access.spaceRole(space))) throw notFound('Change request');
+    return { id };
+  },
   fields: (t) => ({
     number: t.exposeInt('number', { description: 'Incremental number within the space; usable instead of the id.' }),
     status: t.expose('status', { type: ChangeRequestStatusEnum }),
