@@ -14,7 +14,7 @@
 import { z } from 'zod';
 import { Ajv, type ErrorObject } from 'ajv';
 import type { DomainContext } from './context.ts';
-import type { Db, Tx } from '../db/client.ts';
+import type { Tx } from '../db/client.ts';
 import type { Role } from '../auth/roles.ts';
 import { atLeast } from '../auth/roles.ts';
 import type { Prisma, Site, SiteSection, SiteSectionGroup, SiteSpace, Space } from '../generated/prisma/client.ts';
@@ -22,7 +22,7 @@ import { newId } from './ids.ts';
 import { badRequest, conflict, forbidden, fromDatabaseError, notFound, parseInput } from './errors.ts';
 import { parseCondition } from './conditions.ts';
 import { applyChanges, slugify } from './revisions.ts';
-import { createSpace } from './spaces.ts';
+import { createSpaceInTransaction } from './spaces.ts';
 import { resolveShareKey } from './share-links.ts';
 import {
   type Container,
@@ -206,19 +206,6 @@ function checkCondition(field: string, condition: string | null | undefined) {
   if (!parsed.ok) throw badRequest(field, `invalid condition: ${parsed.message}`);
 }
 
-/** A context whose `prisma.$transaction` runs inline on `tx`, so another area's domain function joins this transaction. */
-function inTransaction(ctx: DomainContext, tx: Tx): DomainContext {
-  const prisma = new Proxy(tx as object, {
-    get(target, prop, receiver) {
-      if (prop === '$transaction') {
-        return async (arg: unknown) => (typeof arg === 'function' ? (arg as (t: Tx) => unknown)(tx) : Promise.all(arg as Promise<unknown>[]));
-      }
-      return Reflect.get(target, prop, receiver);
-    },
-  });
-  return { ...ctx, prisma: prisma as Db };
-}
-
 /** Run a structural write: one transaction, the site row locked, a fresh snapshot. */
 async function structural<T>(ctx: DomainContext, siteId: string, fn: (tx: Tx, snap: StructureSnapshot) => Promise<T>): Promise<T> {
   try {
@@ -311,7 +298,7 @@ export async function createSite(ctx: DomainContext, organizationId: string, raw
     });
     if (input.spaces === 'sample' || input.spaces === 'empty') {
       // The same rules as POST ORG/spaces, inside this transaction.
-      let space = await createSpace(inTransaction(ctx, tx), organizationId, { title: title.slice(0, 50) });
+      let space = await createSpaceInTransaction(ctx, tx, organizationId, { title: title.slice(0, 50) });
       if (input.spaces === 'sample') {
         const base = { spaceId: space.id, createdById: viewer.user.id, storage: ctx.services.storage };
         const first = await applyChanges(tx, { ...base, baseRevisionId: space.revisionId!, changes: SAMPLE_PAGES });

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { removeSpacesFromSites } from './sites.ts';
 import type { DomainContext } from './context.ts';
+import type { Tx } from '../db/client.ts';
 import type { Prisma, Space } from '../generated/prisma/client.ts';
 import type { TaskDeps } from '../jobs.ts';
 import { registerTask } from '../jobs.ts';
@@ -95,11 +96,16 @@ export function assertEditable(space: Pick<Space, 'id' | 'editMode'> & { deleted
 
 /** Create a space with an empty first revision, at the end of its parent. Needs `create` in the org. */
 export async function createSpace(ctx: DomainContext, organizationId: string, raw: unknown): Promise<Space> {
+  return ctx.prisma.$transaction((tx) => createSpaceInTransaction(ctx, tx, organizationId, raw));
+}
+
+/** `createSpace` inside the caller's transaction (a site created with a new space, say). */
+export async function createSpaceInTransaction(ctx: DomainContext, tx: Tx, organizationId: string, raw: unknown): Promise<Space> {
   const viewer = ctx.access.requireViewer();
   await ctx.access.requireOrganization(organizationId, 'create');
   const input = parseInput(CreateSpaceInput, raw);
   if (input.visibility === 'in-collection' && !input.parent) throw badRequest('visibility', 'in-collection needs a parent collection');
-  return ctx.prisma.$transaction(async (tx) => {
+  {
     await lockTree(tx, organizationId);
     const parent = input.parent ? await requireContentContainer(ctx, tx, organizationId, input.parent) : null;
     const id = newId('Space');
@@ -118,7 +124,7 @@ export async function createSpace(ctx: DomainContext, organizationId: string, ra
     });
     const revision = await createInitialRevision(tx, id, viewer.user.id);
     return tx.space.update({ where: { id }, data: { revisionId: revision.id } });
-  });
+  }
 }
 
 // ------------------------------------------------------------------ update

@@ -1,7 +1,7 @@
 // The REST shim: a route table where each /v1 operation runs a GraphQL document on the same
 // schema and context, so REST and GraphQL can never disagree on data, validation or access.
 // Documents are parsed and validated once, when the table is built.
-import Router, { type HTTPVersion } from 'find-my-way';
+import Router from 'find-my-way';
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
 import { z } from 'zod';
 import { AppError, HTTP_STATUS, zodToAppError } from '../domain/errors.ts';
