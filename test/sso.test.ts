@@ -347,6 +347,15 @@ describe('SAML sign-in endpoints', () => {
     return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
   }
 
+  it('accepts a signed response once: replaying it is refused', async () => {
+    const response = samlResponse('replay@example.com');
+    const first = await postAcs(provider.id, { SAMLResponse: response });
+    expect(first.status).toBe(200);
+    const again = await postAcs(provider.id, { SAMLResponse: response });
+    expect(again.status).toBe(403);
+    expect(again.body.error.message).toContain('already used');
+  });
+
   it('start redirects (302) to the identity provider; pending providers 400; unknown 404', async () => {
     const res = await fetch(`${t.baseUrl}/sso/saml/${provider.id}/start`, { redirect: 'manual' });
     expect(res.status).toBe(302);

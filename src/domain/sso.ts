@@ -12,6 +12,7 @@
 //
 // Access: reads for members with a role (not guests), writes for organization admins; the
 // login list (`GET ORG/sso`) for any member.
+import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
@@ -210,6 +211,7 @@ export async function samlSignIn(ctx: DomainContext, providerId: string, samlRes
 
   return ctx.prisma.$transaction(async (tx) => {
     const now = ctx.clock.now();
+    await refuseReplay(tx, provider.id, samlResponseB64, now);
     const displayName = result.displayName?.trim().slice(0, 255) || email.data.split('@')[0];
     let user = await tx.user.findUnique({ where: { email: email.data } });
     if (!user) {
@@ -238,4 +240,17 @@ export async function samlSignIn(ctx: DomainContext, providerId: string, samlRes
     const { token } = await issueToken(tx, user.id, `SAML sign-in (${provider.label})`);
     return { user, member, organization: provider.organization, token };
   });
+}
+
+/** A signed response is good for one sign-in: remember it for longer than its validity window. */
+const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+async function refuseReplay(tx: Tx, providerId: string, samlResponseB64: string, now: Date) {
+  const digest = crypto.createHash('sha256').update(samlResponseB64.replace(/\s+/g, '')).digest('hex');
+  await tx.samlResponseUse.deleteMany({ where: { expiresAt: { lt: now } } });
+  const inserted = await tx.samlResponseUse.createMany({
+    data: [{ digest, providerId, expiresAt: new Date(now.getTime() + REPLAY_WINDOW_MS) }],
+    skipDuplicates: true,
+  });
+  if (inserted.count === 0) throw forbidden('SAML response rejected: it was already used');
 }
