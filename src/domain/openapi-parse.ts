@@ -51,22 +51,27 @@ export async function parseOpenApi(text: string, sourceUrl: string | undefined, 
   if (!root || typeof root !== 'object') return { ok: false, code: 'PARSE_ERROR', message: 'the document is not an object' };
 
   // Collect external files breadth-first, resolving each ref against the file that holds it.
+  // Errors of `fetchRef` propagate (the caller tells fetch failures from parse failures).
   const filesystem: Record<string, unknown> = { [entry]: root };
   const queue: Array<{ url: string; doc: unknown }> = [{ url: entry, doc: root }];
-  try {
-    while (queue.length) {
-      const { url, doc } = queue.shift()!;
-      for (const ref of externalRefs(doc)) {
-        const resolved = resolveUrl(ref, url);
-        if (resolved in filesystem) continue;
-        if (Object.keys(filesystem).length > MAX_REFERENCED_FILES) throw new Error(`more than ${MAX_REFERENCED_FILES} referenced files`);
-        const refDoc = parseText(await fetchRef(resolved));
-        filesystem[resolved] = refDoc;
-        queue.push({ url: resolved, doc: refDoc });
+  while (queue.length) {
+    const { url, doc } = queue.shift()!;
+    for (const ref of externalRefs(doc)) {
+      const resolved = resolveUrl(ref, url);
+      if (resolved in filesystem) continue;
+      if (Object.keys(filesystem).length > MAX_REFERENCED_FILES) {
+        return { ok: false, code: 'PARSE_ERROR', message: `more than ${MAX_REFERENCED_FILES} referenced files` };
       }
+      const text = await fetchRef(resolved);
+      let refDoc: unknown;
+      try {
+        refDoc = parseText(text);
+      } catch (e) {
+        return { ok: false, code: 'PARSE_ERROR', message: `${resolved} is not JSON or YAML: ${(e as Error).message}` };
+      }
+      filesystem[resolved] = refDoc;
+      queue.push({ url: resolved, doc: refDoc });
     }
-  } catch (e) {
-    return { ok: false, code: 'PARSE_ERROR', message: `could not resolve a reference: ${(e as Error).message}` };
   }
 
   // Validate with the parser, serving every file from the collected filesystem.

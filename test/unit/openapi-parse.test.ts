@@ -42,4 +42,9 @@ describe('parseOpenApi', () => {
     expect(a.ok && b.ok && a.hash === b.hash).toBe(true);
     expect(a.ok && c.ok && a.hash !== c.hash).toBe(true);
   });
+
+  it('lets fetch failures of references through to the caller', async () => {
+    const api = { ...v3, components: { schemas: { Pet: { $ref: 'https://example.com/missing.yaml' } } } };
+    await expect(parseOpenApi(JSON.stringify(api), 'https://example.com/api.json', async () => { throw new Error('HTTP 404'); })).rejects.toThrow('HTTP 404');
+  });
 });
