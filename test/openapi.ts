@@ -35,8 +35,14 @@ const cache = new Map<string, ReturnType<typeof ajv.compile>>();
 export function expectValidResponse(method: string, pathTemplate: string, status: number, body: unknown) {
   const op = spec.paths[pathTemplate]?.[method.toLowerCase()];
   if (!op) throw new Error(`No operation ${method} ${pathTemplate} in the OpenAPI document`);
-  const response = op.responses[String(status)];
+  let response = op.responses[String(status)];
   if (!response) throw new Error(`Status ${status} is not documented for ${method} ${pathTemplate}`);
+  // Error responses are usually declared by reference (`#/components/responses/…`).
+  let base = `openapi#/paths/${escape(pathTemplate)}/${method.toLowerCase()}/responses/${status}`;
+  if (typeof response.$ref === 'string') {
+    base = `openapi${response.$ref}`;
+    response = response.$ref.split('/').slice(1).reduce((node: any, key: string) => node?.[key], spec);
+  }
   const schemaRef = response.content?.['application/json']?.schema;
   if (!schemaRef) {
     expect(body === undefined || body === '' || body === null).toBe(true);
@@ -45,7 +51,7 @@ export function expectValidResponse(method: string, pathTemplate: string, status
   const key = `${method} ${pathTemplate} ${status}`;
   let validate = cache.get(key);
   if (!validate) {
-    const pointer = `openapi#/paths/${escape(pathTemplate)}/${method.toLowerCase()}/responses/${status}/content/${escape('application/json')}/schema`;
+    const pointer = `${base}/content/${escape('application/json')}/schema`;
     validate = ajv.compile({ $ref: pointer });
     cache.set(key, validate);
   }

@@ -39,6 +39,7 @@ describe('organizations over REST', () => {
     expect(r.status).toBe(404);
     const missing = await t.rest('GET', `/v1/orgs/org_doesnotexist`);
     expect(missing.status).toBe(404);
+    expectValidResponse('GET', '/orgs/{organizationId}', 404, missing.body);
   });
 
   it('updates an organization with validation naming the field, and nothing changes on error', async () => {
@@ -59,6 +60,7 @@ describe('organizations over REST', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error.code).toBe(400);
       expect(r.body.error.message).toContain(field);
+      expectValidResponse('PATCH', '/orgs/{organizationId}', 400, r.body);
     }
     const malformed = await t.rest('PATCH', `/v1/orgs/${t.org.id}`, '{"title": ');
     expect(malformed.status).toBe(400);
