@@ -15,6 +15,7 @@ describe('creating and reading spaces', () => {
   it('creates a space with an empty first revision and reads it through the official client', async () => {
     const created = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'Handbook', emoji: '📘', visibility: 'share-link' });
     expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe(created.body.urls.location);
     expect(created.body).toMatchObject({ object: 'space', title: 'Handbook', emoji: '📘', visibility: 'share-link', organization: t.org.id, comments: 0, changeRequests: 0 });
     const res = await t.client().spaces.getSpaceById(created.body.id);
     expectValidResponse('GET', '/spaces/{spaceId}', 200, res.data);

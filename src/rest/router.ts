@@ -179,7 +179,10 @@ export class RestRouter {
       if (result.errors?.length) return errorResponse(result.errors[0], ctx);
       const status = typeof route.status === 'function' ? route.status(result.data, input) : (route.status ?? 200);
       if (status === 204 || status === 205) return { status };
-      return { status, body: route.result ? route.result(result.data, input) : result.data };
+      const body = route.result ? route.result(result.data, input) : result.data;
+      // Creations answer the new object's API URL in `Location`, as the contract documents.
+      const location = status === 201 ? (body as { urls?: { location?: unknown } } | null)?.urls?.location : undefined;
+      return { status, body, ...(typeof location === 'string' ? { headers: { Location: location } } : {}) };
     } catch (err) {
       return errorResponse(err, ctx);
     }
