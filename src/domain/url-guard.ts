@@ -1,11 +1,12 @@
 // SSRF guard for URLs the server fetches on a user's behalf (imports, link previews, OpenAPI specs…).
 //
 // Every hop (the URL and each redirect target) must be http(s) and resolve only to public unicast
-// addresses, unless `allowPrivate` (tests, self-hosted setups). Limitation: fetch resolves the host
-// again when it connects, so a DNS server answering differently the second time (DNS rebinding)
-// is not caught; pinning the checked address needs a custom undici dispatcher.
+// addresses, unless `allowPrivate` (tests, self-hosted setups). The check runs again inside the
+// connection's own DNS lookup (an undici dispatcher), so a DNS server that answers differently
+// the second time (DNS rebinding) cannot slip a private address through.
 import dns from 'node:dns';
 import ipaddr from 'ipaddr.js';
+import { Agent } from 'undici';
 
 export class FetchGuardError extends Error {
   constructor(message: string) {
@@ -99,6 +100,26 @@ export async function assertFetchableUrl(url: string, opts: GuardOptions): Promi
   return parsed;
 }
 
+/** The lookup the connection itself uses: refuses hosts that resolve to non-public addresses. */
+function guardedLookup(
+  hostname: string,
+  options: dns.LookupOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void,
+) {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, []);
+    const blocked = addresses.find((a) => !isPublicAddress(a.address));
+    if (blocked || addresses.length === 0) {
+      return callback(new FetchGuardError(`Host "${hostname}" resolves to a non-public address (${blocked?.address ?? 'none'})`), []);
+    }
+    if (options.all) return callback(null, addresses);
+    callback(null, addresses[0].address, addresses[0].family);
+  });
+}
+
+/** Connections made for guarded fetches resolve through `guardedLookup`. */
+const guardedDispatcher = new Agent({ connect: { lookup: guardedLookup as never } });
+
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
@@ -150,7 +171,13 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
   try {
     let target = await abortable(assertFetchableUrl(url, opts), signal);
     for (let redirects = 0; ; redirects++) {
-      const response = await fetch(target, { redirect: 'manual', signal, headers });
+      const response = await fetch(target, {
+        redirect: 'manual',
+        signal,
+        headers,
+        // Node's fetch accepts an undici dispatcher; the DOM type does not know the option.
+        ...(opts.allowPrivate ? {} : { dispatcher: guardedDispatcher }),
+      } as RequestInit);
       const location = response.headers.get('location');
       if (REDIRECT_STATUSES.has(response.status) && location) {
         await response.body?.cancel().catch(() => {});

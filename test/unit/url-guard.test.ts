@@ -249,3 +249,18 @@ describe('safeFetch', () => {
     expect((await safeFetch(`${base}/ok`, allowed)).body.toString()).toBe('hello');
   });
 });
+
+describe('DNS rebinding', () => {
+  it('checks the address the connection really uses, not only the first answer', async () => {
+    let hits = 0;
+    const url = await listen((_req, res) => {
+      hits++;
+      res.end('secret');
+    });
+    const port = new URL(url).port;
+    // The pre-check sees a public address; the connection's own lookup gets loopback.
+    stubDns({ localhost: ['93.184.216.34'] });
+    await expect(safeFetch(`http://localhost:${port}/`, privateOnly)).rejects.toThrow();
+    expect(hits).toBe(0);
+  });
+});
