@@ -321,7 +321,7 @@ async function pairedRun(server: Server, fx: Fixture, aId: string, a: () => Prom
   await quiesce(server);
   // Short warm-up of both, then the timed alternation.
   await paired(a, b, Math.min(0.5, warmup));
-  const r = await paired(a, b, duration);
+  const r = await paired(a, b, Math.max(2, (duration * 2) / 3));
   log(`paired ${aId} vs ${bId}: p50 ${fmt(r.a.p50)} / ${fmt(r.b.p50)} ms = ${r.ratioP50.toFixed(2)}× over ${r.pairs} pairs`);
   return { a: aId, b: bId, pairs: r.pairs, aLatency: r.a, bLatency: r.b, ratioP50: r.ratioP50 };
 }
