@@ -161,17 +161,19 @@ const CommentEntryRef = builder.interfaceRef<Comment>('CommentEntry').implement(
   }),
 });
 
+/** node(id:) finds only comments and replies in spaces you may read. */
+async function findVisibleComment(id: string, ctx: Context) {
+  const c = await ctx.prisma.comment.findUnique({ where: { id }, select: { spaceId: true } });
+  const space = c ? await loadSpaceById(ctx, c.spaceId) : null;
+  if (!space || space.deletedAt || !(await ctx.access.spaceRole(space))) throw notFound('Comment');
+  return { id };
+}
+
 export const CommentReplyRef = builder.prismaNode('Comment', {
   variant: 'CommentReply',
   id: { field: 'id' },
   description: 'A reply in a comment thread.',
-  // node(id:) finds only comments in spaces you may read.
-  findUnique: async (id, ctx) => {
-    const c = await ctx.prisma.comment.findUnique({ where: { id }, select: { spaceId: true } });
-    const space = c ? await loadSpaceById(ctx, c.spaceId) : null;
-    if (!space || space.deletedAt || !(await ctx.access.spaceRole(space))) throw notFound('Comment');
-    return { id };
-  },
+  findUnique: findVisibleComment,
   interfaces: [CommentEntryRef],
   fields: () => ({}),
 });
@@ -179,13 +181,7 @@ export const CommentReplyRef = builder.prismaNode('Comment', {
 export const CommentRef = builder.prismaNode('Comment', {
   id: { field: 'id' },
   description: 'A comment thread on a space or a change request.',
-  // node(id:) finds only comments in spaces you may read.
-  findUnique: async (id, ctx) => {
-    const c = await ctx.prisma.comment.findUnique({ where: { id }, select: { spaceId: true } });
-    const space = c ? await loadSpaceById(ctx, c.spaceId) : null;
-    if (!space || space.deletedAt || !(await ctx.access.spaceRole(space))) throw notFound('Comment');
-    return { id };
-  },
+  findUnique: findVisibleComment,
   interfaces: [CommentEntryRef],
   fields: (t) => ({
     replies: t.int({ description: 'Number of replies.', resolve: (c, _a, ctx) => replyCount(ctx, c.id) }),
