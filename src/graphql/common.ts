@@ -60,19 +60,17 @@ export function dropUndefined<T extends Record<string, unknown>>(obj: T): Partia
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** Batched lookups by id that many areas need (one statement per request and model). */
-export function loadUserById(ctx: Context, id: string) {
-  return loader<string, import('../generated/prisma/client.ts').User | null>(ctx, 'user.byId', async (ids) => {
-    const rows = await ctx.prisma.user.findMany({ where: { id: { in: [...ids] } } });
-    const m = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((i) => m.get(i) ?? null);
+/**
+ * Rows by id through a per-request DataLoader: one statement per request tick and `key`, null for
+ * ids that do not exist. `fetch` gets the distinct ids of the batch.
+ */
+export function loadById<T extends { id: string }>(ctx: Context, key: string, id: string, fetch: (ids: string[]) => Promise<T[]>): Promise<T | null> {
+  return loader<string, T | null>(ctx, key, async (ids) => {
+    const byId = new Map((await fetch([...ids])).map((r) => [r.id, r]));
+    return ids.map((i) => byId.get(i) ?? null);
   }).load(id);
 }
 
-export function loadSpaceById(ctx: Context, id: string) {
-  return loader<string, import('../generated/prisma/client.ts').Space | null>(ctx, 'space.byId', async (ids) => {
-    const rows = await ctx.prisma.space.findMany({ where: { id: { in: [...ids] } } });
-    const m = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((i) => m.get(i) ?? null);
-  }).load(id);
-}
+export const loadUserById = (ctx: Context, id: string) => loadById(ctx, 'user.byId', id, (ids) => ctx.prisma.user.findMany({ where: { id: { in: ids } } }));
+
+export const loadSpaceById = (ctx: Context, id: string) => loadById(ctx, 'space.byId', id, (ids) => ctx.prisma.space.findMany({ where: { id: { in: ids } } }));

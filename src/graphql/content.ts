@@ -7,7 +7,7 @@
 // (or `loadRevisionsBatched`) from other areas instead of querying revisions yourself.
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode, type FragmentDefinitionNode } from 'graphql';
 import { builder } from './builder.ts';
-import { loader, loadSpaceById } from './common.ts';
+import { loadById, loader, loadSpaceById } from './common.ts';
 import type { Context } from './context.ts';
 import { Prisma, type File, type Revision } from '../generated/prisma/client.ts';
 import {
@@ -127,13 +127,8 @@ function memoOf(ctx: Context): Map<string, Promise<RevisionContent>> {
 }
 
 /** Files by id (one statement per tick). */
-export function loadFileById(ctx: Context, id: string): Promise<File | null> {
-  return loader<string, File | null>(ctx, 'file.byId', async (ids) => {
-    const rows = await ctx.prisma.file.findMany({ where: { id: { in: [...ids] } } });
-    const m = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((i) => m.get(i) ?? null);
-  }).load(id);
-}
+export const loadFileById = (ctx: Context, id: string): Promise<File | null> =>
+  loadById(ctx, 'file.byId', id, (ids) => ctx.prisma.file.findMany({ where: { id: { in: ids } } }));
 
 const CONTENT_FIELDS = new Set(['markdown', 'document', 'links']);
 

@@ -1,7 +1,7 @@
 // Organization members: the Member node (REST addresses it by user id), member listings, and the
 // member mutations (role, removal, ping, SSO, adding by e-mail).
 import { builder } from './builder.ts';
-import { RoleEnum, DeletePayload, dropUndefined, loader } from './common.ts';
+import { RoleEnum, DeletePayload, dropUndefined, loadById, loader } from './common.ts';
 import type { Context } from './context.ts';
 import { ROLES } from '../auth/roles.ts';
 import type { Member, Role, Space } from '../generated/prisma/client.ts';
@@ -48,12 +48,7 @@ const MemberPermissions = builder.simpleObject('MemberPermissions', {
   }),
 });
 
-function loadMemberById(ctx: Context, id: string) {
-  return loader<string, Member | null>(ctx, 'member.byId', async (ids) => {
-    const rows = await ctx.prisma.member.findMany({ where: { id: { in: [...ids] } } });
-    return ids.map((i) => rows.find((r) => r.id === i) ?? null);
-  }).load(id);
-}
+const loadMemberById = (ctx: Context, id: string) => loadById(ctx, 'member.byId', id, (ids) => ctx.prisma.member.findMany({ where: { id: { in: ids } } }));
 
 export const MemberRef = builder.prismaNode('Member', {
   id: { field: 'id' },

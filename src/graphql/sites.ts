@@ -13,7 +13,7 @@
 // A visitor (`visitor: { claims }`) given to a root field travels with the rows it returns (a
 // non-enumerable tag), and each list below filters by the conditions that visitor fails.
 import { builder } from './builder.ts';
-import { DeletePayload, dropUndefined, loader } from './common.ts';
+import { DeletePayload, dropUndefined, loadById, loader } from './common.ts';
 import type { Context } from './context.ts';
 import type { Site, SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
 import { typeOfId } from '../domain/ids.ts';
@@ -135,13 +135,7 @@ function siteIdOf(ctx: Context, model: StructureModel, id: string): Promise<stri
   }).load(id);
 }
 
-function loadSite(ctx: Context, id: string): Promise<Site | null> {
-  return loader<string, Site | null>(ctx, 'site.byId', async (ids) => {
-    const rows = await ctx.prisma.site.findMany({ where: { id: { in: [...ids] } } });
-    const m = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((i) => m.get(i) ?? null);
-  }).load(id);
-}
+const loadSite = (ctx: Context, id: string): Promise<Site | null> => loadById(ctx, 'site.byId', id, (ids) => ctx.prisma.site.findMany({ where: { id: { in: ids } } }));
 
 /** node(id:) and fallback loads: sites this request already authorized, else organization members. */
 async function canSeeSite(ctx: Context, siteId: string | null, min: 'read' | 'admin' = 'read'): Promise<boolean> {

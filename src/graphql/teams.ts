@@ -1,7 +1,7 @@
 // Teams: the Team node with its members connection, team listings, a member's teams, and the team
 // mutations.
 import { builder } from './builder.ts';
-import { DeletePayload, dropUndefined, loader } from './common.ts';
+import { DeletePayload, dropUndefined, loadById, loader } from './common.ts';
 import type { Context } from './context.ts';
 import { MemberRef } from './members.ts';
 import type { Member, Team, TeamMember } from '../generated/prisma/client.ts';
@@ -43,12 +43,7 @@ async function teamPermissions(ctx: Context, team: Pick<Team, 'id' | 'organizati
   return teamPermissionsFor(membership, role);
 }
 
-function loadTeamById(ctx: Context, id: string) {
-  return loader<string, Team | null>(ctx, 'team.byId', async (ids) => {
-    const rows = await ctx.prisma.team.findMany({ where: { id: { in: [...ids] } } });
-    return ids.map((i) => rows.find((r) => r.id === i) ?? null);
-  }).load(id);
-}
+const loadTeamById = (ctx: Context, id: string) => loadById(ctx, 'team.byId', id, (ids) => ctx.prisma.team.findMany({ where: { id: { in: ids } } }));
 
 export const TeamRef = builder.prismaNode('Team', {
   id: { field: 'id' },
