@@ -2,6 +2,7 @@
 // handlers here; jobs are enqueued inside the caller's transaction (graphile_worker.add_job), so a
 // job exists exactly when the change that asked for it committed. Handlers must be idempotent:
 // the queue retries a job whose worker died.
+import pg from 'pg';
 import { Logger as WorkerLogger, run, runMigrations, type Runner, type Task } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Tx, Db } from './db/client.ts';
@@ -21,32 +22,53 @@ export function registerTask(name: string, handler: TaskHandler, opts: { cron?: 
   if (opts.cron) cronLines.push(`${opts.cron} ${name}`);
 }
 
+/** Worker slots + its LISTEN connection + cron. */
+const MAX_QUEUE_CONNECTIONS = 4;
+
 export class Jobs {
   private runner?: Runner;
   private deps?: TaskDeps;
+  private pool?: pg.Pool;
 
   constructor(private readonly databaseUrl: string, private readonly log: Logger) {}
 
+  /**
+   * The queue's connections. We own the pool instead of handing graphile-worker a connection
+   * string: its own pool is ended without waiting and loses its 'error' listener first, so a
+   * connection closed by the server while it ends (a dropped database, a stopping Postgres)
+   * crashed the process with an unhandled 'error' event.
+   */
+  private getPool() {
+    if (!this.pool) {
+      this.pool = new pg.Pool({ connectionString: this.databaseUrl, max: MAX_QUEUE_CONNECTIONS });
+      this.pool.on('error', (err) => this.log.warn({ err, worker: true }, 'idle queue connection failed'));
+    }
+    return this.pool;
+  }
+
   /** Install the queue's own schema (idempotent). */
   async migrate() {
-    await runMigrations({ connectionString: this.databaseUrl, logger: quietLogger(this.log) });
+    await runMigrations({ pgPool: this.getPool(), logger: quietLogger(this.log) });
   }
 
   async start(deps: TaskDeps, opts: { concurrency?: number } = {}) {
     this.deps = deps;
+    const concurrency = Math.min(opts.concurrency ?? 2, MAX_QUEUE_CONNECTIONS - 2);
     const taskList: Record<string, Task> = {};
     for (const [name, handler] of handlers) {
       taskList[name] = async (payload) => handler(payload, deps);
     }
     this.runner = await run({
-      connectionString: this.databaseUrl,
-      concurrency: opts.concurrency ?? 2,
+      pgPool: this.getPool(),
+      concurrency,
       noHandleSignals: true,
       pollInterval: 1000,
       taskList,
       crontab: cronLines.join('\n'),
       logger: quietLogger(this.log),
     });
+    // The runner's promise rejects when the queue fails; log it rather than leave it unhandled.
+    this.runner.promise.catch((err) => this.log.error({ err, worker: true }, 'job queue stopped with an error'));
   }
 
   /** Enqueue in the caller's transaction. `jobKey` deduplicates (replaces a pending job). */
@@ -61,9 +83,13 @@ export class Jobs {
     await handler(payload, this.deps);
   }
 
+  /** Stop the worker (running jobs finish), then close every queue connection. */
   async stop() {
     await this.runner?.stop();
     this.runner = undefined;
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.end();
   }
 }
 

@@ -236,8 +236,12 @@ describe('delete, restore and purge', () => {
       const r = await w.rest('POST', `/v1/orgs/${w.org.id}/spaces`, { title: 'Old' });
       await w.rest('DELETE', `/v1/spaces/${r.body.id}`);
       w.clock.advance(8 * DAY_MS);
-      await w.app.jobs.runNow('purgeDeletedSpaces', {});
-      expect(await w.app.prisma.space.findUnique({ where: { id: r.body.id } })).toBeNull();
+      // The worker registered the hourly schedule …
+      const crontabs = () => w.app.prisma.$queryRaw<Array<{ identifier: string }>>`SELECT identifier FROM graphile_worker._private_known_crontabs`;
+      await expect.poll(async () => (await crontabs()).map((c) => c.identifier), { timeout: 15_000 }).toContain('purgeDeletedSpaces');
+      // … and a queued purge job is picked up and run by it.
+      await w.app.prisma.$transaction((tx) => w.app.jobs.enqueue(tx, 'purgeDeletedSpaces', {}));
+      await expect.poll(() => w.app.prisma.space.findUnique({ where: { id: r.body.id } }), { timeout: 15_000, interval: 100 }).toBeNull();
     } finally {
       await w.close();
     }
