@@ -13,7 +13,8 @@
 //
 // Options: --scale small|medium|large (small)  --duration <s> (3 small, 10 otherwise)
 //          --warmup <s> (1)  --only 1,3a,6b  --keep-db  --no-write
-//          --node-arg=<option> (repeatable; Node options for the gateway process)
+//          --node-arg=<option> (repeatable; Node options for the gateway process, after npm start's memory options)
+//          --no-start-flags (leave out npm start's memory options)
 //          --cpu-prof (CPU profile of the gateway in bench/results/profiles/)
 //          --compiled (the gateway as an esbuild bundle on plain node, not through tsx)
 import { fork, type ChildProcess } from 'node:child_process';
@@ -51,8 +52,15 @@ const warmup = Number(arg('warmup') ?? 1);
 const only = arg('only')?.split(',').map((s) => s.trim());
 const keepDb = flag('keep-db');
 const noWrite = flag('no-write');
-/** Extra Node options for the gateway process (repeatable): --node-arg=--max-semi-space-size=8 */
-const nodeArgs = process.argv.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
+/**
+ * Node options for the gateway process: by default the memory options `npm start` runs with (read
+ * from package.json, so the bench measures what ships), then any --node-arg=<option> (repeatable;
+ * a later option wins). --no-start-flags leaves out npm start's options.
+ */
+const startFlags = flag('no-start-flags')
+  ? []
+  : (JSON.parse(fs.readFileSync(path.join(HERE, '..', 'package.json'), 'utf8')).scripts.start as string).match(/--max-[a-z-]+=\d+/g) ?? [];
+const nodeArgs = [...startFlags, ...process.argv.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length))];
 /** Write a CPU profile of the gateway to bench/results/profiles/ (open in Chrome DevTools). */
 const cpuProf = flag('cpu-prof');
 /**

@@ -16,6 +16,7 @@
 import pg from 'pg';
 import { newId } from '../src/domain/ids.ts';
 import { hashToken } from '../src/auth/tokens.ts';
+import { splitSections } from '../src/domain/markdown.ts';
 
 export type Scale = 'small' | 'medium' | 'large';
 
@@ -265,8 +266,18 @@ export async function seed(databaseUrl: string, scale: Scale, log: (m: string) =
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const counts: Record<string, number> = {};
+  const pvColumns = ['id', 'pageId', 'spaceId', 'kind', 'title', 'slug', 'markdown', 'description', 'createdAt', 'pageCreatedAt'];
   const add = async (table: string, columns: string[], rows: unknown[][]) => {
     counts[table] = (counts[table] ?? 0) + (await insert(client, table, columns, rows));
+  };
+  /** Page versions with their sections, as src/domain/revisions.ts insertPageVersions writes them. */
+  const addPageVersions = async (rows: unknown[][]) => {
+    await add('PageVersion', pvColumns, rows);
+    const markdownAt = pvColumns.indexOf('markdown');
+    const sections = rows.flatMap((r) =>
+      splitSections(r[markdownAt] as string).map((sec, position) => [r[0], position, sec.id, sec.title, sec.depth, sec.body]),
+    );
+    await add('PageSection', ['versionId', 'position', 'anchor', 'title', 'depth', 'body'], sections);
   };
 
   try {
@@ -354,11 +365,10 @@ export async function seed(databaseUrl: string, scale: Scale, log: (m: string) =
     const spaces: SeedSpace[] = [];
     const spaceRows: unknown[][] = [];
     const fileRows: unknown[][] = [];
-    const pvColumns = ['id', 'pageId', 'spaceId', 'kind', 'title', 'slug', 'markdown', 'description', 'createdAt', 'pageCreatedAt'];
     let pvRows: unknown[][] = [];
     const flushPages = async (force = false) => {
       if (pvRows.length >= 4000 || (force && pvRows.length)) {
-        await add('PageVersion', pvColumns, pvRows);
+        await addPageVersions(pvRows);
         pvRows = [];
       }
     };
@@ -480,7 +490,7 @@ export async function seed(databaseUrl: string, scale: Scale, log: (m: string) =
       crs.push({ id, space, headRevisionId, number });
     }
     await add('ChangeRequest', ['id', 'spaceId', 'number', 'status', 'subject', 'createdById', 'createdAt', 'updatedAt', 'revisionInitialId', 'revisionId', 'mergedAt'], crRows);
-    for (let i = 0; i < crPvRows.length; i += 4000) await add('PageVersion', pvColumns, crPvRows.slice(i, i + 4000));
+    for (let i = 0; i < crPvRows.length; i += 4000) await addPageVersions(crPvRows.slice(i, i + 4000));
     crPvRows = [];
     await add('Revision', revisionColumns, crRevisionRows);
     await client.query(

@@ -42,6 +42,9 @@ export class Jobs {
     if (!this.pool) {
       this.pool = new pg.Pool({ connectionString: this.databaseUrl, max: MAX_QUEUE_CONNECTIONS });
       this.pool.on('error', (err) => this.log.warn({ err, worker: true }, 'idle queue connection failed'));
+      // A checked-out client's error surfaces again on its next query; the listener only keeps
+      // it from being an unhandled 'error' event.
+      this.pool.on('connect', (client) => client.on('error', (err) => this.log.warn({ err, worker: true }, 'queue connection failed')));
     }
     return this.pool;
   }

@@ -144,6 +144,71 @@ describe('space search', () => {
   });
 });
 
+describe('the search index', () => {
+  const search = async (spaceId: string, query: string) => (await t.rest('GET', `/v1/spaces/${spaceId}/search?query=${encodeURIComponent(query)}`)).body;
+
+  it('follows merges, renames of parent pages and noIndex', async () => {
+    const s = await space(t.org.id, { title: 'Index' });
+    const manualId = (await edit(s, [{ operation: 'insert_page', title: 'Manual', document: { markdown: 'Top.' } }])).outcomes[0].pageId;
+    const r = await edit(s, [{ operation: 'insert_page', into: manualId, title: 'Pelican', document: { markdown: '## Habitat\n\nThe pelican fishes.' } }]);
+    const pelicanId = r.outcomes[0].pageId;
+    expect((await search(s, 'pelican')).items[0].path).toBe('manual/pelican');
+
+    // Renaming the parent moves the child's path, though the child's version is unchanged.
+    await edit(s, [{ operation: 'update_page', page: manualId, title: 'Handbook', slug: 'handbook' }]);
+    expect((await search(s, 'pelican')).items[0]).toMatchObject({ path: 'handbook/pelican', sections: [expect.objectContaining({ path: 'handbook/pelican#habitat' })] });
+
+    // A merged change request is what search sees next.
+    const cr = (await t.rest('POST', `/v1/spaces/${s}/change-requests`, { subject: 'Rewrite' })).body;
+    const content = await t.rest('POST', `/v1/spaces/${s}/change-requests/${cr.id}/content`, {
+      changes: [{ operation: 'update_page', page: pelicanId, document: { markdown: '## Diet\n\nThe cormorant dives.' } }],
+    });
+    expect(content.status, JSON.stringify(content.body)).toBe(200);
+    expect((await search(s, 'cormorant')).count).toBe(0); // not merged yet
+    expect((await t.rest('POST', `/v1/spaces/${s}/change-requests/${cr.id}/merge`)).body.result).toBe('merge');
+    expect((await search(s, 'cormorant')).items[0].sections.map((x: any) => x.title)).toEqual(['Diet']);
+    expect((await search(s, 'fishes')).count).toBe(0);
+
+    // noIndex pages are never found; clearing the flag brings them back.
+    await edit(s, [{ operation: 'update_page', page: pelicanId, noIndex: true }]);
+    expect((await search(s, 'cormorant')).count).toBe(0);
+    expect((await t.rest('GET', `/v1/orgs/${t.org.id}/search?query=cormorant`)).body.count).toBe(0);
+    await edit(s, [{ operation: 'update_page', page: pelicanId, noIndex: false }]);
+    expect((await search(s, 'cormorant')).count).toBe(1);
+
+    // The index holds exactly the current revision's pages.
+    const rows = await t.app.prisma.currentPage.findMany({ where: { spaceId: s }, select: { pageId: true, path: true } });
+    expect(rows.map((x) => `${x.pageId}:${x.path}`).sort()).toEqual([`${manualId}:handbook`, `${pelicanId}:handbook/pelican`].sort());
+  });
+
+  it('still finds sections of page versions written before sections were stored', async () => {
+    const s = await space(t.org.id, { title: 'Old data' });
+    const r = await edit(s, [{ operation: 'insert_page', title: 'Heron', document: { markdown: 'Intro.\n\n## Wading\n\nThe heron wades.' } }]);
+    const before = await search(s, 'wades');
+    const versionId = r.revision.pageVersionIds[0];
+    expect(await t.app.prisma.pageSection.count({ where: { versionId } })).toBe(2);
+    await t.app.prisma.pageSection.deleteMany({ where: { versionId } });
+    const after = await search(s, 'wades');
+    expect(after).toEqual(before);
+    expect(after.items[0].sections.map((x: any) => x.title)).toEqual(['Wading']);
+  });
+
+  it('answers an organization search in a fixed number of statements, however many spaces match', async () => {
+    const org = (await t.gql(`mutation { createOrganization(input: { title: "Counted search" }) { id } }`)).data.createOrganization.id;
+    const counts: number[] = [];
+    for (const n of [2, 6]) {
+      while ((await t.app.prisma.space.count({ where: { organizationId: org } })) < n) {
+        const id = await space(org, { title: 'Counted' });
+        await edit(id, [{ operation: 'insert_page', title: 'Ibis', document: { markdown: '## Ibis\n\nThe ibis probes.' } }]);
+      }
+      const { result, count } = await t.countQueries(() => t.rest('GET', `/v1/orgs/${org}/search?query=ibis`));
+      expect(result.body.count).toBe(n);
+      counts.push(count);
+    }
+    expect(counts[1]).toBe(counts[0]);
+  });
+});
+
 describe('organization search', () => {
   it('returns only pages of spaces the caller may read, never deleted ones', async () => {
     const org = (await t.gql(`mutation { createOrganization(input: { title: "Search org" }) { id } }`)).data.createOrganization.id;

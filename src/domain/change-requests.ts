@@ -17,7 +17,7 @@ import type { ChangeRequest, Prisma, Role, Space } from '../generated/prisma/cli
 import type { Tx } from '../db/client.ts';
 import { newId } from './ids.ts';
 import { badRequest, conflict, forbidden, notFound, parseInput } from './errors.ts';
-import { applyChanges, loadRevision, writeRevision, walkTree, type TreeNode, type LoadedRevision } from './revisions.ts';
+import { applyChanges, insertPageVersions, loadRevision, writeRevision, walkTree, type TreeNode, type LoadedRevision } from './revisions.ts';
 import { planThreeWayMerge, type MergeConflict } from './three-way.ts';
 import { atLeast } from '../auth/roles.ts';
 import { fetchForUser } from './content.ts';
@@ -268,7 +268,7 @@ export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, id
     const [base, target, source] = await loadThree(tx, lastBaseOf(current), main.revisionId, current.revisionId);
     const plan = planThreeWayMerge(base, target, source, { spaceId, now: ctx.clock.now() });
     if (!plan.clean) return { result: 'conflicts', revision: main.revisionId, changeRequest: current, conflicts: plan.conflicts } as MergeOutcome<'merge'>;
-    if (plan.newVersions.length) await tx.pageVersion.createMany({ data: plan.newVersions });
+    await insertPageVersions(tx, plan.newVersions);
     const revision = await writeRevision(tx, {
       spaceId,
       parents: [main.revisionId, current.revisionId],
@@ -307,7 +307,7 @@ export async function updateChangeRequestFromMain(ctx: DomainContext, spaceId: s
     const [base, target, source] = await loadThree(tx, lastBaseOf(current), current.revisionId, mainId);
     const plan = planThreeWayMerge(base, target, source, { spaceId, now: ctx.clock.now() });
     if (!plan.clean) return { result: 'conflicts', revision: current.revisionId, changeRequest: current, conflicts: plan.conflicts } as MergeOutcome<'update'>;
-    if (plan.newVersions.length) await tx.pageVersion.createMany({ data: plan.newVersions });
+    await insertPageVersions(tx, plan.newVersions);
     const revision = await writeRevision(tx, {
       spaceId,
       parents: [current.revisionId, mainId],

@@ -17,7 +17,7 @@ import { AppError, badRequest, notFound, parseInput } from './errors.ts';
 import { newId } from './ids.ts';
 import { assertEditable, requireSpaceById } from './spaces.ts';
 import { lockSpace } from './content.ts';
-import { imageDimensions, loadRevision, slugify, writeRevision, type TreeNode } from './revisions.ts';
+import { imageDimensions, insertPageVersions, loadRevision, slugify, writeRevision, type TreeNode } from './revisions.ts';
 import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from './url-guard.ts';
 import { importFromSource, type Fetcher } from './importers.ts';
 
@@ -218,7 +218,7 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
   }
   const imported = build(assigned, rootSlugs);
 
-  if (versions.length) await tx.pageVersion.createMany({ data: versions });
+  await insertPageVersions(tx, versions);
   if (files.length) {
     await tx.file.createMany({
       data: files.map((f) => ({ id: f.id, spaceId: job.spaceId, name: f.name.slice(0, 256), contentType: f.contentType, size: f.data.length, storageKey: f.storageKey, width: f.width, height: f.height, createdAt: now })),

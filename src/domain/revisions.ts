@@ -17,7 +17,7 @@ import type { Prisma } from '../generated/prisma/client.ts';
 import { newId } from './ids.ts';
 import { AppError, badRequest, notFound, parseInput } from './errors.ts';
 import type { FileStorage } from './storage.ts';
-import { documentToMarkdown, InvalidDocumentError } from './markdown.ts';
+import { documentToMarkdown, InvalidDocumentError, splitSections } from './markdown.ts';
 
 export type TreeNode = { id: string; v: string; pages: TreeNode[] };
 
@@ -84,6 +84,20 @@ export async function loadRevision(db: Tx, revisionId: string): Promise<LoadedRe
   const tree = revision.tree as unknown as TreeNode[];
   const rows = revision.pageVersionIds.length ? await db.pageVersion.findMany({ where: { id: { in: revision.pageVersionIds } } }) : [];
   return { revision, tree, versions: new Map(rows.map((r) => [r.id, r])) };
+}
+
+/**
+ * Write new page versions and their sections. Every page version is written through here:
+ * search reads a version's sections (split at headings, with their own search vectors) from
+ * PageSection instead of parsing markdown at read time.
+ */
+export async function insertPageVersions(tx: Tx, rows: Prisma.PageVersionCreateManyInput[]) {
+  if (rows.length === 0) return;
+  await tx.pageVersion.createMany({ data: rows });
+  const sections = rows.flatMap((v) =>
+    splitSections(v.markdown ?? '').map((s, position) => ({ versionId: v.id, position, anchor: s.id, title: s.title, depth: s.depth, body: s.body })),
+  );
+  if (sections.length) await tx.pageSection.createMany({ data: sections });
 }
 
 /** Write a revision row for a tree whose page versions already exist. */
@@ -484,7 +498,7 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
     }
   }
 
-  if (newVersions.length) await tx.pageVersion.createMany({ data: newVersions });
+  await insertPageVersions(tx, newVersions);
   const revision = await writeRevision(tx, {
     spaceId: opts.spaceId,
     parents: [opts.baseRevisionId],

@@ -1,18 +1,17 @@
 // Search: PostgreSQL full-text search over the current revisions' pages.
 //
-// `PageVersion.searchVector` is a generated tsvector (title weighted above body, GIN-indexed) and
-// `Revision.pageVersionIds` lists a revision's versions, so the current content of a space is
-// `Space.revisionId → Revision → PageVersion (pv.id = ANY(r.pageVersionIds))`. Pages are ranked
-// with `ts_rank` against `websearch_to_tsquery('english', query)`; results are paged with keyset
-// cursors over (rank, id). Each page carries the sections (split at headings) whose text matches
-// the query — tested by Postgres with the same text search configuration, so stemming agrees.
-// Only spaces the caller may read are searched; deleted spaces never are.
+// `CurrentPage` lists the pages of every space's current revision with their path and search
+// vector (title weighted above body), kept by a trigger on Space.revisionId and GIN-indexed, so
+// a query ranks one table instead of walking revisions. Pages are ranked with `ts_rank` against
+// `websearch_to_tsquery('english', query)`; results are paged with keyset cursors over
+// (rank, id). Each page carries the sections (split at headings when the version was written,
+// PageSection) whose own search vector matches the query — the same text search configuration,
+// so stemming agrees. Only spaces the caller may read are searched; deleted spaces never are;
+// pages marked noIndex have no vector and are never found.
 import { z } from 'zod';
 import { Prisma } from '../generated/prisma/client.ts';
-import type { Db } from '../db/client.ts';
 import type { DomainContext } from './context.ts';
 import { badRequest, parseInput } from './errors.ts';
-import { pagePaths, type TreeNode } from './revisions.ts';
 import { splitSections } from './markdown.ts';
 import { requireSpaceById } from './spaces.ts';
 import { visibilityScope, visibleSpacesWhere } from '../auth/access.ts';
@@ -29,7 +28,7 @@ export type SearchSpace = { id: string; title: string; pages: SearchPage[] };
 export type SearchPageArgs = { first?: number | null; after?: string | null };
 export type SearchConnection<T> = { items: Array<{ cursor: string; node: T }>; hasNextPage: boolean; totalCount: number };
 
-type Hit = { versionId: string; pageId: string; spaceId: string; revisionId: string; rank: number; rankText: string };
+type Hit = { versionId: string; pageId: string; spaceId: string; path: string; title: string; rankText: string; hasText: boolean };
 
 // ------------------------------------------------------------------ cursors
 
@@ -56,49 +55,48 @@ function pageSize(args: SearchPageArgs) {
 
 const tsQuery = (q: string) => Prisma.sql`websearch_to_tsquery('english', ${q})`;
 
-/** Matching page versions of the current revisions of `spaceFilter`'s spaces. */
+/** Matching current pages of `spaceFilter`'s spaces (`s` is the Space), with their rank. */
 const hitsCte = (q: string, spaceFilter: Prisma.Sql) => Prisma.sql`
-  hits AS (
-    SELECT s."id" AS "spaceId", s."revisionId" AS "revisionId", pv."id" AS "versionId", pv."pageId" AS "pageId",
-           ts_rank(pv."searchVector", ${tsQuery(q)}) AS rank
-    FROM "Space" s
-    JOIN "Revision" r ON r."id" = s."revisionId"
-    JOIN "PageVersion" pv ON pv."id" = ANY(r."pageVersionIds")
-    WHERE s."deletedAt" IS NULL AND ${spaceFilter} AND pv."searchVector" @@ ${tsQuery(q)}
+  hits AS MATERIALIZED (
+    SELECT cp."spaceId", cp."pageId", cp."versionId", cp."path", ts_rank(cp."searchVector", ${tsQuery(q)}) AS rank
+    FROM "CurrentPage" cp
+    JOIN "Space" s ON s."id" = cp."spaceId"
+    WHERE s."deletedAt" IS NULL AND ${spaceFilter} AND cp."searchVector" @@ ${tsQuery(q)}
   )`;
 
 const keyset = (cursor: { rank: string; id: string } | null, idColumn: Prisma.Sql) =>
   cursor ? Prisma.sql`(rank < ${cursor.rank}::real OR (rank = ${cursor.rank}::real AND ${idColumn} > ${cursor.id}))` : Prisma.sql`TRUE`;
 
-/** Search one space's current content (read access). Items are pages, best first. */
+/** Search one space's current content (read access). Items are pages, best first. One statement. */
 export async function searchSpace(ctx: DomainContext, spaceId: string, rawQuery: unknown, args: SearchPageArgs): Promise<SearchConnection<SearchPage>> {
   const space = await requireSpaceById(ctx, spaceId, 'read');
   const q = parseInput(SearchQuery, rawQuery, 'query');
   const first = pageSize(args);
   const cursor = decodeCursor(args.after);
-  const rows = await ctx.prisma.$queryRaw<Array<Omit<Hit, 'rank'> & { rank: number; total: number }>>`
+  // The count comes from a one-row side, so it is there even when the page is empty.
+  const rows = await ctx.prisma.$queryRaw<Array<Partial<Hit> & { total: number }>>`
     WITH ${hitsCte(q, Prisma.sql`s."id" = ${space.id}`)}
-    SELECT h.*, h.rank::text AS "rankText", (SELECT count(*)::int FROM hits) AS total
-    FROM hits h WHERE ${keyset(cursor, Prisma.sql`h."versionId"`)}
-    ORDER BY h.rank DESC, h."versionId" ASC LIMIT ${first + 1}`;
-  const total = rows[0]?.total ?? (cursor ? await countHits(ctx.prisma, q, Prisma.sql`s."id" = ${space.id}`) : 0);
-  const page = rows.slice(0, first);
+    SELECT c.total, x.* FROM (SELECT count(*)::int AS total FROM hits) c
+    LEFT JOIN (
+      SELECT h."spaceId", h."pageId", h."versionId", h."path", h.rank::text AS "rankText", pv."title", pv."markdown" <> '' AS "hasText"
+      FROM hits h JOIN "PageVersion" pv ON pv."id" = h."versionId"
+      WHERE ${keyset(cursor, Prisma.sql`h."versionId"`)}
+      ORDER BY h.rank DESC, h."versionId" ASC LIMIT ${first + 1}
+    ) x ON TRUE`;
+  const hits = rows.filter((r) => r.versionId) as Hit[];
+  const page = hits.slice(0, first);
   const pages = await describePages(ctx, q, page);
   return {
     items: page.map((h, i) => ({ cursor: encodeCursor(h.rankText, h.versionId), node: pages[i] })),
-    hasNextPage: rows.length > first,
-    totalCount: total,
+    hasNextPage: hits.length > first,
+    totalCount: rows[0]?.total ?? 0,
   };
-}
-
-async function countHits(db: Db, q: string, spaceFilter: Prisma.Sql) {
-  const [{ total }] = await db.$queryRaw<Array<{ total: number }>>`WITH ${hitsCte(q, spaceFilter)} SELECT count(*)::int AS total FROM hits`;
-  return total;
 }
 
 /**
  * Search every space of an organization the caller may read. Items are spaces ranked by their
- * best page, each with its best pages (at most PAGES_PER_SPACE).
+ * best page, each with its best pages (at most PAGES_PER_SPACE). The ranking, the page of
+ * spaces, their best pages and the count are one statement over one evaluation of the hits.
  */
 export async function searchOrganization(ctx: DomainContext, organizationId: string, rawQuery: unknown, args: SearchPageArgs): Promise<SearchConnection<SearchSpace>> {
   await ctx.access.requireOrganization(organizationId);
@@ -113,104 +111,133 @@ export async function searchOrganization(ctx: DomainContext, organizationId: str
     spaceFilter = Prisma.sql`${spaceFilter} AND s."id" = ANY(${visible.map((s) => s.id)}::text[])`;
   }
 
-  const rows = await ctx.prisma.$queryRaw<Array<{ spaceId: string; rank: number; rankText: string; total: number }>>`
+  type Row = Partial<Hit> & { total: number; spaceTitle: string; spaceRankText: string };
+  const rows = await ctx.prisma.$queryRaw<Row[]>`
     WITH ${hitsCte(q, spaceFilter)},
-    ranked AS (SELECT "spaceId", max(rank) AS rank FROM hits GROUP BY "spaceId")
-    SELECT x."spaceId", x.rank, x.rank::text AS "rankText", (SELECT count(*)::int FROM ranked) AS total
-    FROM ranked x WHERE ${keyset(cursor, Prisma.sql`x."spaceId"`)}
-    ORDER BY x.rank DESC, x."spaceId" ASC LIMIT ${first + 1}`;
-  const page = rows.slice(0, first);
-  let total = rows[0]?.total;
-  if (total === undefined) {
-    total = cursor
-      ? (await ctx.prisma.$queryRaw<Array<{ total: number }>>`WITH ${hitsCte(q, spaceFilter)} SELECT count(DISTINCT "spaceId")::int AS total FROM hits`)[0].total
-      : 0;
+    ranked AS (SELECT "spaceId", max(rank) AS rank FROM hits GROUP BY "spaceId"),
+    listed AS (
+      SELECT "spaceId", rank FROM ranked WHERE ${keyset(cursor, Prisma.sql`"spaceId"`)}
+      ORDER BY rank DESC, "spaceId" ASC LIMIT ${first + 1}
+    ),
+    best AS (
+      SELECT h.*, row_number() OVER (PARTITION BY h."spaceId" ORDER BY h.rank DESC, h."versionId") AS n
+      FROM hits h WHERE h."spaceId" IN (SELECT "spaceId" FROM listed)
+    )
+    SELECT c.total, x.* FROM (SELECT count(*)::int AS total FROM ranked) c
+    LEFT JOIN (
+      SELECT l."spaceId", l.rank::text AS "spaceRankText", s."title" AS "spaceTitle",
+             b."pageId", b."versionId", b."path", b.rank::text AS "rankText", pv."title", pv."markdown" <> '' AS "hasText"
+      FROM listed l
+      JOIN "Space" s ON s."id" = l."spaceId"
+      JOIN best b ON b."spaceId" = l."spaceId" AND b.n <= ${PAGES_PER_SPACE}
+      JOIN "PageVersion" pv ON pv."id" = b."versionId"
+      ORDER BY l.rank DESC, l."spaceId" ASC, b.rank DESC, b."versionId" ASC
+    ) x ON TRUE`;
+  const total = rows[0]?.total ?? 0;
+  // Rows come grouped by space, best space first; the extra space (first + 1) only says there is more.
+  const bySpace = new Map<string, Array<Hit & Row>>();
+  for (const r of rows) {
+    if (!r.versionId) continue;
+    const list = bySpace.get(r.spaceId!) ?? [];
+    list.push(r as Hit & Row);
+    bySpace.set(r.spaceId!, list);
   }
-  if (page.length === 0) return { items: [], hasNextPage: false, totalCount: total };
-
-  const ids = page.map((r) => r.spaceId);
-  const [hits, spaces] = await Promise.all([
-    ctx.prisma.$queryRaw<Hit[]>`
-      WITH ${hitsCte(q, Prisma.sql`s."id" = ANY(${ids}::text[])`)}
-      SELECT y.*, y.rank::text AS "rankText" FROM (
-        SELECT h.*, row_number() OVER (PARTITION BY h."spaceId" ORDER BY h.rank DESC, h."versionId") AS n FROM hits h
-      ) y WHERE y.n <= ${PAGES_PER_SPACE}
-      ORDER BY y.rank DESC, y."versionId"`,
-    ctx.prisma.space.findMany({ where: { id: { in: ids } }, select: { id: true, title: true } }),
-  ]);
-  const described = await describePages(ctx, q, hits);
-  const titles = new Map(spaces.map((s) => [s.id, s.title]));
+  const listed = [...bySpace.values()].slice(0, first);
+  const described = await describePages(ctx, q, listed.flat());
+  let at = 0;
   return {
-    items: page.map((r) => ({
-      cursor: encodeCursor(r.rankText, r.spaceId),
-      node: { id: r.spaceId, title: titles.get(r.spaceId) ?? '', pages: described.filter((_p, i) => hits[i].spaceId === r.spaceId) },
-    })),
-    hasNextPage: rows.length > first,
+    items: listed.map((own) => {
+      const pages = described.slice(at, (at += own.length));
+      return { cursor: encodeCursor(own[0].spaceRankText, own[0].spaceId), node: { id: own[0].spaceId, title: own[0].spaceTitle, pages } };
+    }),
+    hasNextPage: bySpace.size > first,
     totalCount: total,
   };
 }
 
 // ------------------------------------------------------------------ shaping results
 
-/** Titles, paths and matching sections of the hit pages (a constant number of statements). */
-async function describePages(ctx: DomainContext, q: string, hits: Array<Pick<Hit, 'versionId' | 'pageId' | 'spaceId' | 'revisionId'>>): Promise<SearchPage[]> {
-  if (hits.length === 0) return [];
-  const revisionIds = [...new Set(hits.map((h) => h.revisionId))];
-  const [versions, revisions] = await Promise.all([
-    ctx.prisma.pageVersion.findMany({ where: { id: { in: hits.map((h) => h.versionId) } }, select: { id: true, title: true, markdown: true } }),
-    ctx.prisma.revision.findMany({ where: { id: { in: revisionIds } }, select: { id: true, tree: true, pageVersionIds: true } }),
-  ]);
-  // Slugs of every page of those revisions, for paths.
-  const slugRows = await ctx.prisma.pageVersion.findMany({
-    where: { id: { in: [...new Set(revisions.flatMap((r) => r.pageVersionIds))] } },
-    select: { id: true, slug: true },
-  });
-  const slugs = new Map(slugRows.map((r) => [r.id, r]));
-  const pathsByRevision = new Map(
-    revisions.map((r) => [r.id, pagePaths({ tree: r.tree as unknown as TreeNode[], versions: slugs as never })]),
-  );
-  const byVersion = new Map(versions.map((v) => [v.id, v]));
+type SectionMatch = { anchor: string; title: string; body: string | null; all: boolean; any: boolean };
 
-  // Split every page into sections and let Postgres say which sections match.
-  const candidates = hits.map((h) => {
-    const v = byVersion.get(h.versionId);
-    return { hit: h, version: v, sections: v ? splitSections(v.markdown) : [] };
-  });
-  const texts = candidates.flatMap((c) => c.sections.map((s) => `${s.title}\n${s.body}`));
+/** The query, and the query with every AND turned into OR (for sections matching any term). */
+const queries = (q: string) => Prisma.sql`
+  q AS (
+    SELECT ${tsQuery(q)} AS q,
+           CASE WHEN querytree(${tsQuery(q)}) IN ('', 'T') THEN ${tsQuery(q)}
+                ELSE regexp_replace(querytree(${tsQuery(q)}), ' (&|<[0-9-]+>) ', ' | ', 'g')::tsquery END AS anyq
+  )`;
+
+/** The sections of each hit version, and which match (one statement; bodies only of matches). */
+async function matchSections(ctx: DomainContext, q: string, hits: Hit[]): Promise<Map<string, SectionMatch[]>> {
+  const versionIds = [...new Set(hits.map((h) => h.versionId))];
+  const rows = await ctx.prisma.$queryRaw<Array<SectionMatch & { versionId: string }>>`
+    WITH ${queries(q)}
+    SELECT ps."versionId", ps."anchor", ps."title", m."all", m."any", CASE WHEN m."all" OR m."any" THEN ps."body" END AS body
+    FROM q, "PageSection" ps
+    CROSS JOIN LATERAL (SELECT ps."searchVector" @@ q.q AS "all", ps."searchVector" @@ q.anyq AS "any") m
+    WHERE ps."versionId" = ANY(${versionIds}::text[])
+    ORDER BY ps."versionId", ps."position"`;
+  const out = new Map<string, SectionMatch[]>();
+  for (const r of rows) {
+    let list = out.get(r.versionId);
+    if (!list) out.set(r.versionId, (list = []));
+    list.push(r);
+  }
+  // A version with text but no section rows predates PageSection.
+  const missing = [...new Set(hits.filter((h) => h.hasText && !out.has(h.versionId)).map((h) => h.versionId))];
+  if (missing.length) for (const [id, list] of await matchUnsplitSections(ctx, q, missing)) out.set(id, list);
+  return out;
+}
+
+/**
+ * Versions written before PageSection existed have no section rows: split their markdown here
+ * and let Postgres test each section's text (slower; only old data takes this path).
+ */
+async function matchUnsplitSections(ctx: DomainContext, q: string, versionIds: string[]): Promise<Map<string, SectionMatch[]>> {
+  const versions = await ctx.prisma.pageVersion.findMany({ where: { id: { in: versionIds } }, select: { id: true, markdown: true } });
+  const split = versions.map((v) => ({ id: v.id, sections: splitSections(v.markdown) }));
+  const texts = split.flatMap((v) => v.sections.map((s) => `${s.title}\n${s.body}`));
   const matches = texts.length
     ? await ctx.prisma.$queryRaw<Array<{ i: number; all: boolean; any: boolean }>>`
-        WITH q AS (SELECT ${tsQuery(q)} AS q)
-        SELECT t.i::int AS i,
-               to_tsvector('english', t.txt) @@ q.q AS "all",
-               to_tsvector('english', t.txt) @@ (CASE WHEN querytree(q.q) IN ('', 'T') THEN q.q
-                 ELSE regexp_replace(querytree(q.q), ' (&|<[0-9-]+>) ', ' | ', 'g')::tsquery END) AS "any"
+        WITH ${queries(q)}
+        SELECT t.i::int AS i, to_tsvector('english', t.txt) @@ q.q AS "all", to_tsvector('english', t.txt) @@ q.anyq AS "any"
         FROM q, unnest(${texts}::text[]) WITH ORDINALITY AS t(txt, i)`
     : [];
   const matchAt = new Map(matches.map((m) => [m.i - 1, m]));
+  let offset = 0;
+  return new Map(
+    split.map((v) => {
+      const list = v.sections.map((s, j) => ({ anchor: s.id, title: s.title, body: s.body, all: !!matchAt.get(offset + j)?.all, any: !!matchAt.get(offset + j)?.any }));
+      offset += v.sections.length;
+      return [v.id, list];
+    }),
+  );
+}
 
+/** Paths, URLs and matching sections of the hit pages (one statement). */
+async function describePages(ctx: DomainContext, q: string, hits: Hit[]): Promise<SearchPage[]> {
+  if (hits.length === 0) return [];
+  const sectionsByVersion = await matchSections(ctx, q, hits);
   const words = q
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
     .filter((w) => w.length > 1 && w !== 'or');
-  let offset = 0;
-  return candidates.map(({ hit, version, sections }) => {
-    const path = pathsByRevision.get(hit.revisionId)?.get(hit.pageId) ?? hit.pageId;
-    const pageApp = `${ctx.config.appUrl}/s/${hit.spaceId}/${path}`;
-    const flags = sections.map((_s, j) => matchAt.get(offset + j));
-    offset += sections.length;
+  return hits.map((hit) => {
+    const sections = sectionsByVersion.get(hit.versionId) ?? [];
+    const pageApp = `${ctx.config.appUrl}/s/${hit.spaceId}/${hit.path}`;
     // Sections matching the whole query; failing that, those matching any of its terms.
-    let keep = sections.filter((_s, j) => flags[j]?.all);
-    if (keep.length === 0) keep = sections.filter((_s, j) => flags[j]?.any);
+    let keep = sections.filter((s) => s.all);
+    if (keep.length === 0) keep = sections.filter((s) => s.any);
     return {
       id: hit.pageId,
-      title: version?.title ?? '',
-      path,
+      title: hit.title,
+      path: hit.path,
       sections: keep.map((s) => ({
-        id: s.id ? `${hit.pageId}#${s.id}` : hit.pageId,
-        title: s.title || version?.title || '',
-        path: s.id ? `${path}#${s.id}` : path,
-        body: excerpt(s.body, words),
-        urls: { app: s.id ? `${pageApp}#${s.id}` : pageApp },
+        id: s.anchor ? `${hit.pageId}#${s.anchor}` : hit.pageId,
+        title: s.title || hit.title,
+        path: s.anchor ? `${hit.path}#${s.anchor}` : hit.path,
+        body: excerpt(s.body ?? '', words),
+        urls: { app: s.anchor ? `${pageApp}#${s.anchor}` : pageApp },
       })),
       urls: { app: pageApp },
     };

@@ -10,7 +10,7 @@ import type { TaskDeps } from '../jobs.ts';
 import { registerTask } from '../jobs.ts';
 import { newId } from './ids.ts';
 import { AppError, parseInput, notFound, badRequest, conflict } from './errors.ts';
-import { createInitialRevision, loadRevision, writeRevision, type TreeNode } from './revisions.ts';
+import { createInitialRevision, insertPageVersions, loadRevision, writeRevision, type TreeNode } from './revisions.ts';
 import { RoleOrGuest } from './users.ts';
 import { DAY_MS } from './clock.ts';
 import {
@@ -313,7 +313,7 @@ export async function duplicateSpace(ctx: DomainContext, id: string): Promise<Sp
         pageCreatedAt: v.pageCreatedAt,
       });
     }
-    if (versionRows.length) await tx.pageVersion.createMany({ data: versionRows });
+    await insertPageVersions(tx, versionRows);
     const mapTree = (nodes: TreeNode[]): TreeNode[] => nodes.map((n) => ({ id: n.id, v: versionIdMap.get(n.v) ?? n.v, pages: mapTree(n.pages) }));
     const revision = await writeRevision(tx, {
       spaceId: newSpaceId,
