@@ -16,8 +16,8 @@
 //          --node-arg=<option> (repeatable; Node options for the gateway process, after npm start's memory options)
 //          --no-start-flags (leave out npm start's memory options)
 //          --cpu-prof (CPU profile of the gateway in bench/results/profiles/)
-//          --compiled (the gateway as an esbuild bundle on plain node, not through tsx)
-import { fork, type ChildProcess } from 'node:child_process';
+//          --tsx (the gateway through tsx instead of the esbuild bundle npm start runs)
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,10 +64,10 @@ const nodeArgs = [...startFlags, ...process.argv.filter((a) => a.startsWith('--n
 /** Write a CPU profile of the gateway to bench/results/profiles/ (open in Chrome DevTools). */
 const cpuProf = flag('cpu-prof');
 /**
- * Run the gateway as one esbuild bundle on plain `node` instead of through tsx (an experiment:
- * what production would save by shipping compiled JavaScript). esbuild comes with tsx.
+ * The gateway runs as `npm start` runs it: one esbuild bundle (scripts/build.mjs) on plain
+ * `node`. --tsx runs the TypeScript sources through tsx instead (as the tests do).
  */
-const compiled = flag('compiled');
+const compiled = !flag('tsx');
 
 const t0 = Date.now();
 const log = (m: string) => console.log(`[bench ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
@@ -105,11 +105,10 @@ type Row = {
 
 type Server = { child: ChildProcess; baseUrl: string; statsUrl: string };
 
+/** bench/server.ts bundled by the script `npm start` builds with (two levels below the root). */
 async function compileServer(): Promise<string> {
-  const { build } = await import('esbuild');
-  // Two levels below the project root, like src/db/, so import.meta.url-relative paths hold.
   const outfile = path.join(HERE, '.build', 'server.mjs');
-  await build({ entryPoints: [path.join(HERE, 'server.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile, logLevel: 'warning' });
+  execFileSync(process.execPath, [path.join(HERE, '..', 'scripts', 'build.mjs'), path.join(HERE, 'server.ts'), outfile], { stdio: 'inherit' });
   return outfile;
 }
 
@@ -184,7 +183,9 @@ async function quiesce(s: Server, maxMs = 60_000) {
 // ------------------------------------------------------------------ HTTP helpers
 
 function headersFor(call: HttpCall, fx: Fixture): Record<string, string> {
-  const h: Record<string, string> = { authorization: `Bearer ${call.token ?? fx.adminToken}` };
+  // Uncompressed, for autocannon and fetch alike: on loopback compression only costs CPU (fetch
+  // would otherwise ask for it by itself and skew the paired runs against the SQL floor).
+  const h: Record<string, string> = { authorization: `Bearer ${call.token ?? fx.adminToken}`, 'accept-encoding': 'identity' };
   if (call.body !== undefined) h['content-type'] = 'application/json';
   return h;
 }

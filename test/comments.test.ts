@@ -223,4 +223,17 @@ describe('comments over GraphQL', () => {
     expect(large.result.data.comments.nodes.length).toBeGreaterThan(15);
     expect(large.count).toBe(small.count);
   });
+
+  it('reads the users who reacted with the reactions: reactors who wrote nothing cost no statement', async () => {
+    const list = () => t.countQueries(() => t.rest('GET', `/v1/spaces/${spaceId}/comments?limit=100`));
+    const before = await list();
+    const c = (await t.rest('POST', `/v1/spaces/${spaceId}/comments`, { page: pageId, body: { markdown: 'react to me' } })).body;
+    const reactors = [await t.createUser('edit'), await t.createUser('edit')];
+    for (const r of reactors) expect((await t.rest('PUT', `/v1/spaces/${spaceId}/comments/${c.id}`, { addedReactions: ['🎉'] }, r.token)).status).toBe(200);
+    const after = await list();
+    expectValidResponse('GET', '/spaces/{spaceId}/comments', 200, after.result.body);
+    const listed = after.result.body.items.find((x: any) => x.id === c.id);
+    expect(listed.reactions).toEqual([{ emoji: '🎉', count: 2, users: reactors.map((r) => ({ user: expect.objectContaining({ id: r.user.id }), reactedAt: expect.any(String) })) }]);
+    expect(after.count).toBe(before.count);
+  });
 });

@@ -1,7 +1,7 @@
-// `npm start`'s entry as a real process: embedded PostgreSQL in a fresh data directory,
+// `npm start` as a real process (its build step, then its exact command line): embedded PostgreSQL in a fresh data directory,
 // migrations, first-run bootstrap with DOCGRAPH_ADMIN_TOKEN, GraphiQL, REST, health probes, and
 // a clean shutdown on SIGTERM that leaves no PostgreSQL running.
-import { spawn, execSync } from 'node:child_process';
+import { spawn, execSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,8 +25,14 @@ describe('the server process', () => {
     const pgPort = await freePort();
     const env = { ...process.env, DATABASE_URL: '', PORT: '0', DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort), DOCGRAPH_ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'warn' };
     delete (env as Record<string, string | undefined>).DATABASE_URL;
-    // Run node directly (not through npx) so the signal reaches the server process itself.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // npm start = prestart (the build) + `node <options> <bundle>`. Run both steps directly (not
+    // through npm) so the signal reaches the server process itself.
+    const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.prestart).toContain('build');
+    execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'pipe' });
+    const [node, ...args] = pkg.scripts.start.split(/\s+/);
+    expect(node).toBe('node');
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

@@ -513,6 +513,8 @@ describe('sorting the structure', () => {
 
     // The model: the API's structure, updated by the rules the ordering model documents.
     const model = await structureOf(siteId);
+    expect(model.groups[g1]).toEqual([sections[1], sections[2]]);
+    expect(model.groups[g2]).toEqual([sections[4]]);
     const containerOf = (id: string): string[] => {
       if (model.root.includes(id)) return model.root;
       for (const list of Object.values(model.groups) as string[][]) if (list.includes(id)) return list;

@@ -1,6 +1,6 @@
 // Comments and replies on spaces and change requests.
 import { builder } from './builder.ts';
-import { DeletePayload, dropUndefined, groupByKey, loadSpaceById, loadUserById, loader, countsByKey } from './common.ts';
+import { DeletePayload, dropUndefined, groupByKey, loadSpaceById, loadUserById, loader, primeUsers, countsByKey } from './common.ts';
 import { UserRef } from './users.ts';
 import { MemberRef } from './members.ts';
 import type { Context } from './context.ts';
@@ -51,7 +51,9 @@ const ReactionRef = builder.objectRef<ReactionGroup>('EmojiReaction').implement(
 
 function reactionsOf(ctx: Context, commentId: string) {
   return loader<string, ReactionGroup[]>(ctx, 'comment.reactions', async (ids) => {
-    const rows = await ctx.prisma.reaction.findMany({ where: { commentId: { in: [...ids] } }, orderBy: { createdAt: 'asc' } });
+    // The reacting users come in the same statement, so they never need a loader wave of their own.
+    const rows = await ctx.prisma.reaction.findMany({ where: { commentId: { in: [...ids] } }, orderBy: { createdAt: 'asc' }, include: { user: true } });
+    primeUsers(ctx, rows.map((r) => r.user));
     return groupByKey(ids, rows, (r) => r.commentId).map((list) => {
       const byEmoji = new Map<string, ReactionUser[]>();
       for (const r of list) byEmoji.set(r.emoji, [...(byEmoji.get(r.emoji) ?? []), { userId: r.userId, reactedAt: r.createdAt }]);

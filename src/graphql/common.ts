@@ -4,6 +4,7 @@ import { builder } from './builder.ts';
 import { ERROR_CODES } from '../domain/errors.ts';
 import { ROLES } from '../auth/roles.ts';
 import type { Context } from './context.ts';
+import type { User } from '../generated/prisma/client.ts';
 
 export const ErrorCodeEnum = builder.enumType('ErrorCode', {
   description: 'Codes of expected failures, shared with the REST shim (mapped to HTTP statuses). Found in `errors[].extensions.code`.',
@@ -65,12 +66,24 @@ export function dropUndefined<T extends Record<string, unknown>>(obj: T): Partia
  * ids that do not exist. `fetch` gets the distinct ids of the batch.
  */
 export function loadById<T extends { id: string }>(ctx: Context, key: string, id: string, fetch: (ids: string[]) => Promise<T[]>): Promise<T | null> {
+  return byIdLoader(ctx, key, fetch).load(id);
+}
+
+function byIdLoader<T extends { id: string }>(ctx: Context, key: string, fetch: (ids: string[]) => Promise<T[]>) {
   return loader<string, T | null>(ctx, key, async (ids) => {
     const byId = new Map((await fetch([...ids])).map((r) => [r.id, r]));
     return ids.map((i) => byId.get(i) ?? null);
-  }).load(id);
+  });
 }
 
-export const loadUserById = (ctx: Context, id: string) => loadById(ctx, 'user.byId', id, (ids) => ctx.prisma.user.findMany({ where: { id: { in: ids } } }));
+const userLoader = (ctx: Context) => byIdLoader(ctx, 'user.byId', (ids) => ctx.prisma.user.findMany({ where: { id: { in: ids } } }));
+
+export const loadUserById = (ctx: Context, id: string) => userLoader(ctx).load(id);
+
+/** Seed the request's user loader with users read alongside other rows (no second statement). */
+export function primeUsers(ctx: Context, users: Iterable<User>) {
+  const l = userLoader(ctx);
+  for (const u of users) l.prime(u.id, u);
+}
 
 export const loadSpaceById = (ctx: Context, id: string) => loadById(ctx, 'space.byId', id, (ids) => ctx.prisma.space.findMany({ where: { id: { in: ids } } }));

@@ -15,6 +15,7 @@ import { createContext, type Context } from '../graphql/context.ts';
 import { RestRouter, errorBody } from '../rest/router.ts';
 import { handleDownload } from './downloads.ts';
 import { handleSsoRequest } from './sso.ts';
+import { sendJson, useResponseCompression } from './compression.ts';
 
 export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter };
 
@@ -53,6 +54,7 @@ export function createHttpServer(deps: AppDeps) {
     maskedErrors: {
       maskError: (error, message) => maskError(error, message, log),
     },
+    plugins: [useResponseCompression()],
     logging: {
       debug: (...a) => log.debug(a.map(String).join(' ')),
       info: (...a) => log.info(a.map(String).join(' ')),
@@ -86,7 +88,7 @@ export function createHttpServer(deps: AppDeps) {
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     try {
-      if (url.pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
+      if (url.pathname === '/healthz') return await sendJson(res, 200, { status: 'ok' });
       if (url.pathname === '/readyz') {
         try {
           await prisma.$queryRaw`SELECT 1`;
@@ -111,7 +113,7 @@ export function createHttpServer(deps: AppDeps) {
       return sendJson(res, 404, errorBody(404, `Not found: ${url.pathname}`));
     } catch (err) {
       log.error({ err }, 'unhandled error');
-      if (!res.headersSent) sendJson(res, 500, errorBody(500, 'Unexpected error'));
+      if (!res.headersSent) await sendJson(res, 500, errorBody(500, 'Unexpected error')).catch(() => res.end());
       else res.end();
     }
   });
@@ -119,11 +121,7 @@ export function createHttpServer(deps: AppDeps) {
   return server;
 }
 
-export function sendJson(res: http.ServerResponse, status: number, body: unknown) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
+export { sendJson };
 
 function readBody(req: http.IncomingMessage): Promise<string | null> {
   return new Promise((resolve, reject) => {
