@@ -65,7 +65,7 @@ export function useResponseCompression(): Plugin {
       headers.set('content-encoding', encoding);
       headers.set('content-length', String(out.length));
       headers.append('vary', 'Accept-Encoding');
-      setResponse(new fetchAPI.Response(new Uint8Array(out.buffer, out.byteOffset, out.length), { status: response.status, statusText: response.statusText, headers }));
+      setResponse(new fetchAPI.Response(new Uint8Array(out), { status: response.status, statusText: response.statusText, headers }));
     },
   };
 }
