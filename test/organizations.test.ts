@@ -112,6 +112,15 @@ describe('organizations over REST', () => {
 });
 
 describe('organizations over GraphQL', () => {
+  it('reads the organization row once (membership decides visibility, then one read with the selection)', async () => {
+    const { result, statements } = await t.countQueries(() => t.gql(`query($id: ID!) { organization(id: $id) { id title } }`, { id: t.org.id }));
+    expect(result.data.organization.id).toBe(t.org.id);
+    expect(statements.filter((sql) => /FROM "public"\."Organization"/.test(sql))).toHaveLength(1);
+    const outsider = await t.createUser(undefined);
+    const hidden = await t.gql(`query($id: ID!) { organization(id: $id) { id } }`, { id: t.org.id }, outsider.token);
+    expect(hidden.errors?.[0].extensions?.code).toBe('NOT_FOUND');
+  });
+
   it('UNAUTHENTICATED without a token', async () => {
     const r = await t.gql('{ viewer { user { id } } }', {}, null);
     expect(r.status).toBe(401);

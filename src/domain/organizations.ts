@@ -2,7 +2,7 @@
 // links and lookup by e-mail domain.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
-import { parseInput, notFound, badRequest } from './errors.ts';
+import { parseInput, badRequest } from './errors.ts';
 import { OrganizationTitle, RoleOrGuest } from './users.ts';
 
 const Hostname = z
@@ -26,13 +26,6 @@ export const UpdateOrganizationInput = z.strictObject({
   inviteLinks: z.boolean().optional(),
 });
 export type UpdateOrganizationInput = z.infer<typeof UpdateOrganizationInput>;
-
-export async function getOrganization(ctx: DomainContext, id: string) {
-  await ctx.access.requireOrganization(id);
-  const org = await ctx.prisma.organization.findUnique({ where: { id } });
-  if (!org) throw notFound('Organization');
-  return org;
-}
 
 export async function updateOrganization(ctx: DomainContext, id: string, rawInput: unknown) {
   await ctx.access.requireOrganization(id, 'admin');

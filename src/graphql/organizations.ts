@@ -2,8 +2,8 @@
 import { builder } from './builder.ts';
 import { RoleEnum, DeletePayload, dropUndefined } from './common.ts';
 import { Viewer } from './users.ts';
+import { notFound } from '../domain/errors.ts';
 import {
-  getOrganization,
   updateOrganization,
   deleteLinkInvite,
   organizationsForEmailDomain,
@@ -102,8 +102,11 @@ builder.queryFields((t) => ({
     type: 'Organization',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _r, { id }, ctx) => {
-      await getOrganization(ctx, String(id));
-      return ctx.prisma.organization.findUniqueOrThrow({ ...query, where: { id: String(id) } });
+      // Membership decides visibility; the row is then read once, with the selection's relations.
+      await ctx.access.requireOrganization(String(id));
+      const org = await ctx.prisma.organization.findUnique({ ...query, where: { id: String(id) } });
+      if (!org) throw notFound('Organization');
+      return org;
     },
   }),
   organizationsByEmailDomain: t.prismaField({
