@@ -1,42 +1,25 @@
 // Share links: list, create, update, delete; and the reading operations that take `shareKey`
 // answering for a share-link site only with an active key of that site.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GitBookAPIError } from '@gitbook/api';
-import { startTestApp, type TestApp } from './helpers.ts';
+import type { TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { resolveShareKey, spaceVisibleWithShareKey } from '../src/domain/share-links.ts';
+import { createSite, createSpace, startSiteTests, statusOf, type TestUser } from './fixtures/sites.ts';
 
 let t: TestApp;
-let reader: Awaited<ReturnType<TestApp['createUser']>>;
-let outsider: Awaited<ReturnType<TestApp['createUser']>>;
+let reader: TestUser;
+let outsider: TestUser;
 let ORG: string;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ORG = `/v1/orgs/${t.org.id}`;
-  reader = await t.createUser('read');
-  outsider = await t.createUser(undefined);
+  ({ t, ORG, reader, outsider } = await startSiteTests());
 });
 afterAll(async () => {
   await t?.close();
 });
 
-async function newSpace(title = 'Guide') {
-  return (await t.rest('POST', `${ORG}/spaces`, { title })).body.id as string;
-}
-async function newSite(body: Record<string, unknown> = {}) {
-  const r = await t.rest('POST', `${ORG}/sites`, { title: 'Shared docs', ...body });
-  expect(r.status).toBe(201);
-  return r.body.id as string;
-}
-async function statusOf(p: Promise<{ status: number }>) {
-  try {
-    return (await p).status;
-  } catch (e) {
-    if (e instanceof GitBookAPIError) return e.code;
-    throw e;
-  }
-}
+const newSpace = (title?: string) => createSpace(t, title);
+const newSite = async (body?: Record<string, unknown>) => (await createSite(t, { title: 'Shared docs', ...body })).id as string;
 
 describe('share links', () => {
   it('creates (201) with an unguessable key, lists, updates, deletes (205 / 204)', async () => {

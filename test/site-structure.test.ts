@@ -1,46 +1,27 @@
 // Sections, section groups, site spaces, the deprecated moves and `structure/sort`: one ordering
 // model with dense positions per container, over REST (official client + OpenAPI) and GraphQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GitBookAPIError } from '@gitbook/api';
-import { startTestApp, type TestApp } from './helpers.ts';
+import type { TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
+import { createSite, createSpace, startSiteTests, statusOf, type TestUser } from './fixtures/sites.ts';
 
 let t: TestApp;
-let reader: Awaited<ReturnType<TestApp['createUser']>>;
-let outsider: Awaited<ReturnType<TestApp['createUser']>>;
+let reader: TestUser;
+let outsider: TestUser;
 let ORG: string;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ORG = `/v1/orgs/${t.org.id}`;
-  reader = await t.createUser('read');
-  outsider = await t.createUser(undefined);
+  ({ t, ORG, reader, outsider } = await startSiteTests());
 });
 afterAll(async () => {
   await t?.close();
 });
 
-async function newSpace(title = 'Guide') {
-  const r = await t.rest('POST', `${ORG}/spaces`, { title });
-  expect(r.status).toBe(201);
-  return r.body.id as string;
-}
-async function newSite(body: Record<string, unknown> = {}) {
-  const r = await t.rest('POST', `${ORG}/sites`, { title: 'Docs', ...body });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return r.body.id as string;
-}
+const newSpace = (title?: string) => createSpace(t, title);
+const newSite = async (body?: Record<string, unknown>) => (await createSite(t, body)).id as string;
 async function addSection(siteId: string, title: string) {
   const r = await t.client().orgs.addSectionToSite(t.org.id, siteId, { spaceId: await newSpace(title), title });
   return r.data;
-}
-async function statusOf(p: Promise<{ status: number }>) {
-  try {
-    return (await p).status;
-  } catch (e) {
-    if (e instanceof GitBookAPIError) return e.code;
-    throw e;
-  }
 }
 
 /** Every container of the site holds positions 0..n-1, no gaps, no duplicates. */

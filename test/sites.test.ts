@@ -1,48 +1,25 @@
 // Sites: list, create, get, update, delete, publish / unpublish, the published view and adaptive
 // content, over REST (official client + OpenAPI validation) and GraphQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GitBookAPIError } from '@gitbook/api';
-import { startTestApp, type TestApp } from './helpers.ts';
+import type { TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
+import { createSite, createSpace, startSiteTests, statusOf, type TestUser } from './fixtures/sites.ts';
 
 let t: TestApp;
-let reader: Awaited<ReturnType<TestApp['createUser']>>;
-let guest: Awaited<ReturnType<TestApp['createUser']>>;
-let outsider: Awaited<ReturnType<TestApp['createUser']>>;
+let reader: TestUser;
+let guest: TestUser;
+let outsider: TestUser;
 let ORG: string;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ORG = `/v1/orgs/${t.org.id}`;
-  reader = await t.createUser('read');
-  guest = await t.createUser(null);
-  outsider = await t.createUser(undefined);
+  ({ t, ORG, reader, guest, outsider } = await startSiteTests());
 });
 afterAll(async () => {
   await t?.close();
 });
 
-async function newSpace(title = 'Guide') {
-  const r = await t.rest('POST', `${ORG}/spaces`, { title });
-  expect(r.status).toBe(201);
-  return r.body.id as string;
-}
-
-async function newSite(body: Record<string, unknown> = {}) {
-  const r = await t.rest('POST', `${ORG}/sites`, { title: 'Docs', ...body });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return r.body;
-}
-
-/** The official client's error status, or the response status. */
-async function statusOf(p: Promise<{ status: number }>) {
-  try {
-    return (await p).status;
-  } catch (e) {
-    if (e instanceof GitBookAPIError) return e.code;
-    throw e;
-  }
-}
+const newSpace = (title?: string) => createSpace(t, title);
+const newSite = (body?: Record<string, unknown>) => createSite(t, body);
 
 const siteCount = () => t.app.prisma.site.count({ where: { organizationId: t.org.id } });
 
