@@ -20,6 +20,7 @@ import { lockSpace } from './content.ts';
 import { imageDimensions, insertPageVersions, loadRevision, slugify, writeRevision, type TreeNode } from './revisions.ts';
 import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from './url-guard.ts';
 import { importFromSource, type Fetcher } from './importers.ts';
+import { codeRanges } from './markdown.ts';
 
 export const IMPORT_SOURCES = ['website', 'docx', 'markdown', 'html', 'zip', 'confluence', 'github-wiki', 'notion', 'google-docs'] as const;
 export type ImportSource = (typeof IMPORT_SOURCES)[number];
@@ -251,7 +252,11 @@ export function rewriteLinks(markdown: string, fromPath: string | undefined, tar
   if (!targets.size) return markdown;
   const from = fromPath ? normalizeJoin('', fromPath) : '';
   const dir = from.includes('/') ? from.slice(0, from.lastIndexOf('/')) : '';
-  return markdown.replace(/(\]\()(<[^>]*>|[^)\s]+)((?:\s+"[^"]*")?\))/g, (whole, open: string, dest: string, close: string) => {
+  // Links are found by their `](dest)` syntax; code (found by the markdown parser) is left as written.
+  const code = codeRanges(markdown);
+  const inCode = (at: number) => code.some(([start, end]) => at >= start && at < end);
+  return markdown.replace(/(\]\()(<[^>]*>|[^)\s]+)((?:\s+"[^"]*")?\))/g, (whole, open: string, dest: string, close: string, at: number) => {
+    if (inCode(at)) return whole;
     let raw = dest.startsWith('<') ? dest.slice(1, -1) : dest;
     if (origin && /^https?:\/\//i.test(raw)) {
       // An absolute link into the imported site (website imports).

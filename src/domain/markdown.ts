@@ -124,6 +124,17 @@ export function extractLinks(markdown: string): ExtractedLink[] {
   return links;
 }
 
+/** Source offsets [start, end) of code blocks and inline code: text there is literal, never a link. */
+export function codeRanges(markdown: string): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  visit(parse(markdown), (node) => {
+    if ((node.type === 'code' || node.type === 'inlineCode') && node.position?.start.offset !== undefined && node.position.end.offset !== undefined) {
+      ranges.push([node.position.start.offset, node.position.end.offset]);
+    }
+  });
+  return ranges;
+}
+
 /** True when `url` is an absolute (or protocol-relative) http(s) URL on the app's host, under its base path. */
 export function isInAppUrl(url: string, appBaseUrl: string): boolean {
   let target: URL;

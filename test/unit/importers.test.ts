@@ -81,3 +81,35 @@ describe('docx', () => {
     expect(r.pages[0].markdown).toContain('Revenue grew.');
   });
 });
+
+describe('link rewriting after an import', () => {
+  it('points links and images at the imported pages and files, and leaves code as written', async () => {
+    const { rewriteLinks } = await import('../../src/domain/imports.ts');
+    const targets = new Map([
+      ['guide/setup.md', '/pages/page_setup'],
+      ['img/logo.png', '/files/file_logo'],
+    ]);
+    const md = [
+      'See [setup](setup.md#install) and ![logo](../img/logo.png "Logo").',
+      '',
+      'Inline `[setup](setup.md)` stays.',
+      '',
+      '```md',
+      'A [setup](setup.md) example.',
+      '```',
+      '',
+      'And [elsewhere](https://example.com/x.md), [missing](nope.md).',
+    ].join('\n');
+    expect(rewriteLinks(md, 'guide/index.md', targets).split('\n')).toEqual([
+      'See [setup](/pages/page_setup#install) and ![logo](/files/file_logo "Logo").',
+      '',
+      'Inline `[setup](setup.md)` stays.',
+      '',
+      '```md',
+      'A [setup](setup.md) example.',
+      '```',
+      '',
+      'And [elsewhere](https://example.com/x.md), [missing](nope.md).',
+    ]);
+  });
+});
