@@ -147,6 +147,19 @@ describe('create, get and list collections', () => {
   });
 });
 
+describe('collection(id)', () => {
+  it('reads the collection row once; outsiders get NOT_FOUND', async () => {
+    const id = await collection(t.org.id, { title: 'Read once' });
+    const query = `query($id: ID!) { collection(id: $id) { id title } }`;
+    const { result, statements } = await t.countQueries(() => t.gql(query, { id }));
+    expect(result.data.collection).toEqual({ id, title: 'Read once' });
+    expect(statements.filter((sql) => /FROM "public"\."Collection"/.test(sql))).toHaveLength(1);
+    const outsider = await t.createUser(undefined);
+    expect((await t.gql(query, { id }, outsider.token)).errors?.[0].extensions?.code).toBe('NOT_FOUND');
+    expect((await t.gql(query, { id: 'col_missing' })).errors?.[0].extensions?.code).toBe('NOT_FOUND');
+  });
+});
+
 describe('update a collection', () => {
   it('updates title, description and defaultLevel through the official client', async () => {
     const c = await collection(t.org.id, { title: 'Before' });

@@ -34,6 +34,17 @@ describe('creating and reading spaces', () => {
     expect((await t.rest('GET', `/v1/spaces/${s.body.id}`, undefined, outsider.token)).status).toBe(404);
     expect((await t.rest('GET', `/v1/spaces/space_missing`)).status).toBe(404);
   });
+
+  it('space(id) reads the space row once, and still hides deleted spaces', async () => {
+    const s = (await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'Read once' })).body;
+    const query = `query($id: ID!) { space(id: $id) { id title } }`;
+    const { result, statements } = await t.countQueries(() => t.gql(query, { id: s.id }));
+    expect(result.data.space).toEqual({ id: s.id, title: 'Read once' });
+    expect(statements.filter((sql) => /FROM "public"\."Space"/.test(sql))).toHaveLength(1);
+    await t.rest('DELETE', `/v1/spaces/${s.id}`);
+    expect((await t.gql(query, { id: s.id })).errors?.[0].extensions?.code).toBe('NOT_FOUND');
+    expect((await t.rest('GET', `/v1/spaces/${s.id}`)).status).toBe(404);
+  });
 });
 
 describe('revisions', () => {

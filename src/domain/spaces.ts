@@ -70,12 +70,6 @@ export const UpdateSpaceInput = z
   });
 
 /** Load a space the caller may see (404 otherwise, deleted ones included only on request). */
-export async function getSpace(ctx: DomainContext, id: string, opts: { includeDeleted?: boolean } = {}): Promise<Space> {
-  const space = await ctx.prisma.space.findUnique({ where: { id } });
-  await ctx.access.requireSpace(space, 'read', opts);
-  return space!;
-}
-
 export async function requireSpaceById(ctx: DomainContext, id: string, min: Parameters<DomainContext['access']['requireSpace']>[1] = 'read') {
   const space = await ctx.prisma.space.findUnique({ where: { id } });
   if (!space) throw notFound('Space');

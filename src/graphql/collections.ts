@@ -10,7 +10,6 @@ import { notFound } from '../domain/errors.ts';
 import {
   createCollection,
   deleteCollection,
-  getCollection,
   moveCollection,
   transferCollection,
   updateCollection,
@@ -126,8 +125,10 @@ builder.queryField('collection', (t) =>
     type: 'Collection',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _r, { id }, ctx) => {
-      await getCollection(ctx, String(id));
-      return ctx.prisma.collection.findUniqueOrThrow({ ...query, where: { id: String(id) } });
+      // One read: the row with the selection's relations, then the access check on it.
+      const collection = await ctx.prisma.collection.findUnique({ ...query, where: { id: String(id) } });
+      await ctx.access.requireCollection(collection, 'read');
+      return collection!;
     },
   }),
 );

@@ -4,7 +4,6 @@ import { spaceVisibleWithShareKey } from '../domain/share-links.ts';
 import { RoleEnum, loader, countsByKey, dropUndefined, DeletePayload, loadSpaceById } from './common.ts';
 import {
   createSpace,
-  getSpace,
   updateSpace,
   deleteSpace,
   restoreSpace,
@@ -137,8 +136,12 @@ builder.queryField('space', (t) =>
     },
     resolve: async (query, _r, { id, shareKey }, ctx) => {
       const visibleByKey = shareKey ? await spaceVisibleWithShareKey(ctx, String(id), shareKey) : false;
-      if (!visibleByKey) await getSpace(ctx, String(id));
-      return ctx.prisma.space.findUniqueOrThrow({ ...query, where: { id: String(id), deletedAt: null } });
+      // One read: the row with the selection's relations (all scalars included), then the access
+      // check on that row.
+      const space = await ctx.prisma.space.findUnique({ ...query, where: { id: String(id) } });
+      if (!visibleByKey) await ctx.access.requireSpace(space, 'read');
+      else if (!space || space.deletedAt) throw notFound('Space');
+      return space!;
     },
   }),
 );
