@@ -142,19 +142,6 @@ describe('the whole published structure in one request', () => {
     expect(tree[1].pages[0].pages[0]).toMatchObject({ title: 'Advanced', path: 'guide/setup/advanced' });
   });
 
-  it.skipIf(!process.env.TIMING)('timing', async () => {
-    const noPages = STRUCTURE_QUERY.replaceAll(`revision { id ${PAGES} }`, 'revisionId');
-    for (const [name, id, q] of [['small', small.siteId, STRUCTURE_QUERY], ['big', big.siteId, STRUCTURE_QUERY], ['big without pages', big.siteId, noPages]] as const) {
-      const times: number[] = [];
-      for (let i = 0; i < 8; i++) {
-        const t0 = performance.now();
-        await t.gql(q, { id });
-        times.push(performance.now() - t0);
-      }
-      console.log(`TIMING ${name}`, times.map((x) => x.toFixed(0)).join(' '));
-    }
-  });
-
   it('costs the same number of SQL statements for 3 sections / 5 site spaces as for 30 / 100', async () => {
     // Warm up (schema caches, prepared plans) so both measurements see the same state.
     await t.gql(STRUCTURE_QUERY, { id: small.siteId });
