@@ -147,6 +147,64 @@ describe('create, get and list collections', () => {
   });
 });
 
+describe('nested collection connections', () => {
+  it('list every collection with its spaces and sub-collections in the same statements for 2 as for 8 collections, paging each', async () => {
+    const org = await newOrg('Nested listing');
+    const guest = await t.createUser(null, { organizationId: org });
+    const QUERY = `query($id: ID!) { organization(id: $id) { collections(first: 50, nested: false) { nodes { id
+      spaces(first: 2) { totalCount pageInfo { hasNextPage endCursor } nodes { id title } }
+      collections(first: 5) { totalCount nodes { id } } } } } }`;
+    const made: Array<{ id: string; spaces: string[]; subs: string[] }> = [];
+    const grow = async (n: number) => {
+      while (made.length < n) {
+        const i = made.length;
+        const id = await collection(org, { title: `C${i}` });
+        const spaces: string[] = [];
+        for (let j = 0; j < 3; j++) spaces.push(await space(org, { parent: id, title: `S${i}.${j}` }));
+        const subs = i % 2 ? [await collection(org, { parent: id, title: `Sub${i}` })] : [];
+        made.push({ id, spaces, subs });
+      }
+    };
+    const run = async (token?: string) => {
+      const { result, count } = await t.countQueries(() => t.gql(QUERY, { id: org }, token));
+      expect(result.errors).toBeUndefined();
+      return { nodes: result.data.organization.collections.nodes, count };
+    };
+    await grow(2);
+    const small = await run();
+    await grow(8);
+    const large = await run();
+    expect(large.count).toBe(small.count);
+    expect(large.nodes.map((n: any) => n.id)).toEqual(made.map((m) => m.id));
+    for (const [i, n] of large.nodes.entries()) {
+      expect(n.spaces.totalCount).toBe(3);
+      expect(n.spaces.nodes.map((s: any) => s.id)).toEqual(made[i].spaces.slice(0, 2));
+      expect(n.spaces.pageInfo.hasNextPage).toBe(true);
+      expect(n.collections).toEqual({ totalCount: made[i].subs.length, nodes: made[i].subs.map((id) => ({ id })) });
+    }
+    // The next page of one collection's spaces.
+    const next = await t.gql(`query($id: ID!, $after: String) { collection(id: $id) { spaces(first: 2, after: $after) { nodes { id } pageInfo { hasNextPage } } } }`, {
+      id: made[3].id,
+      after: large.nodes[3].spaces.pageInfo.endCursor,
+    });
+    expect(next.data.collection.spaces).toEqual({ nodes: [{ id: made[3].spaces[2] }], pageInfo: { hasNextPage: false } });
+
+    // A guest sees only what was granted, counts included.
+    await t.app.prisma.contentGrant.create({ data: { id: newId('ContentGrant'), organizationId: org, spaceId: made[2].spaces[1], userId: guest.user.id, role: 'read' } });
+    await t.app.prisma.contentGrant.create({ data: { id: newId('ContentGrant'), organizationId: org, collectionId: made[5].id, userId: guest.user.id, role: 'read' } });
+    const seen = (await run(guest.token)).nodes;
+    const byId = new Map(seen.map((n: any) => [n.id, n]));
+    expect((byId.get(made[5].id) as any).spaces.totalCount).toBe(3);
+    expect((byId.get(made[5].id) as any).collections.totalCount).toBe(1);
+    for (const n of seen as any[]) {
+      if (n.id === made[5].id) continue;
+      const visible = n.spaces.nodes.map((x: any) => x.id);
+      expect(visible.every((id: string) => id === made[2].spaces[1])).toBe(true);
+      expect(n.spaces.totalCount).toBe(visible.length);
+    }
+  });
+});
+
 describe('collection(id)', () => {
   it('reads the collection row once; outsiders get NOT_FOUND', async () => {
     const id = await collection(t.org.id, { title: 'Read once' });

@@ -19,7 +19,7 @@ import {
   updateReply,
 } from '../domain/comments.ts';
 import { markdownToDocument } from '../domain/markdown.ts';
-import { loadRevision, pagePaths, walkTree, type LoadedRevision } from '../domain/revisions.ts';
+import { loadPageVersions, loadRevisionContent } from './content.ts';
 import { notFound, parseInput } from '../domain/errors.ts';
 
 const CommentStatusEnum = builder.enumType('CommentStatus', { values: ['open', 'resolved'] as const });
@@ -70,8 +70,8 @@ function replyCount(ctx: Context, commentId: string) {
 }
 
 /** The revision page targets are resolved in: the change request's head, else the space's current one. */
-function scopeRevision(ctx: Context, comment: Comment): Promise<LoadedRevision | null> {
-  const revisionFor = loader<string, string | null>(ctx, 'comment.scopeRevisionId', async (keys) => {
+function scopeRevisionId(ctx: Context, comment: Comment): Promise<string | null> {
+  return loader<string, string | null>(ctx, 'comment.scopeRevisionId', async (keys) => {
     const crIds = keys.filter((k) => k.startsWith('cr:')).map((k) => k.slice(3));
     const spaceIds = keys.filter((k) => k.startsWith('space:')).map((k) => k.slice(6));
     const [crs, spaces] = await Promise.all([
@@ -80,11 +80,7 @@ function scopeRevision(ctx: Context, comment: Comment): Promise<LoadedRevision |
     ]);
     const m = new Map<string, string | null>([...crs.map((c) => [`cr:${c.id}`, c.revisionId] as const), ...spaces.map((s) => [`space:${s.id}`, s.revisionId] as const)]);
     return keys.map((k) => m.get(k) ?? null);
-  });
-  const revisions = loader<string, LoadedRevision>(ctx, 'comment.loadedRevision', (ids) => Promise.all(ids.map((id) => loadRevision(ctx.prisma, id))));
-  return revisionFor
-    .load(comment.changeRequestId ? `cr:${comment.changeRequestId}` : `space:${comment.spaceId}`)
-    .then((id) => (id ? revisions.load(id) : null));
+  }).load(comment.changeRequestId ? `cr:${comment.changeRequestId}` : `space:${comment.spaceId}`);
 }
 
 type TargetPage = { id: string; title: string; emoji: string | null; path: string; outdated: boolean; createdAt: Date | null; updatedAt: Date | null };
@@ -112,23 +108,16 @@ const CommentTargetRef = builder.objectRef<Comment>('CommentTarget').implement({
       nullable: true,
       resolve: async (c, _a, ctx) => {
         if (!c.pageId) return null;
-        const rev = await scopeRevision(ctx, c);
-        const entry = rev ? [...walkTree(rev.tree)].find((e) => e.node.id === c.pageId) : undefined;
-        const current = entry ? rev!.versions.get(entry.node.v) : undefined;
-        if (!current) {
-          // The page is gone: describe it as it was when commented on.
-          const old = c.pageVersionId ? await ctx.prisma.pageVersion.findUnique({ where: { id: c.pageVersionId } }) : null;
+        // Page trees without bodies, batched per request and cached per (immutable) revision.
+        const revisionId = await scopeRevisionId(ctx, c);
+        const page = revisionId ? (await loadRevisionContent(ctx, revisionId, { withMarkdown: false })).byId.get(c.pageId) : undefined;
+        if (!page) {
+          // The page is gone: describe it as it was when commented on (batched, no bodies).
+          const [old] = c.pageVersionId ? await loadPageVersions(ctx, [c.pageVersionId], false) : [null];
           return { id: c.pageId, title: old?.title ?? 'Deleted page', emoji: old?.emoji ?? null, path: old?.slug ?? '', outdated: true, createdAt: old?.pageCreatedAt ?? null, updatedAt: old?.createdAt ?? null };
         }
-        return {
-          id: c.pageId,
-          title: current.title,
-          emoji: current.emoji,
-          path: pagePaths(rev!).get(c.pageId) ?? current.slug,
-          outdated: current.id !== c.pageVersionId,
-          createdAt: current.pageCreatedAt,
-          updatedAt: current.createdAt,
-        };
+        const v = page.version;
+        return { id: c.pageId, title: v.title, emoji: v.emoji, path: page.path, outdated: v.id !== c.pageVersionId, createdAt: v.pageCreatedAt, updatedAt: v.createdAt };
       },
     }),
   }),
