@@ -222,7 +222,8 @@ describe('OpenAPI specifications: processing', () => {
     try {
       await t.rest('POST', base(), { slug: 'slow', source: { url: `${fixtureBase}/slow.yaml` } });
       const states = new Set<string>();
-      for (let i = 0; i < 100 && !states.has('complete'); i++) {
+      // Watch until it completes (generous deadline: a loaded machine starts jobs late).
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline && !states.has('complete'); ) {
         states.add((await t.rest('GET', `${base()}/slow`)).body.processingState);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
