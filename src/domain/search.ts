@@ -28,6 +28,7 @@ export type SearchSpace = { id: string; title: string; pages: SearchPage[] };
 export type SearchPageArgs = { first?: number | null; after?: string | null };
 export type SearchConnection<T> = { items: Array<{ cursor: string; node: T }>; hasNextPage: boolean; totalCount: number };
 
+/** `hasText`: the version has markdown (`octet_length` reads the stored size, not the body). */
 type Hit = { versionId: string; pageId: string; spaceId: string; path: string; title: string; rankText: string; hasText: boolean };
 
 // ------------------------------------------------------------------ cursors
@@ -78,7 +79,7 @@ export async function searchSpace(ctx: DomainContext, spaceId: string, rawQuery:
     WITH ${hitsCte(q, Prisma.sql`s."id" = ${space.id}`)}
     SELECT c.total, x.* FROM (SELECT count(*)::int AS total FROM hits) c
     LEFT JOIN (
-      SELECT h."spaceId", h."pageId", h."versionId", h."path", h.rank::text AS "rankText", pv."title", pv."markdown" <> '' AS "hasText"
+      SELECT h."spaceId", h."pageId", h."versionId", h."path", h.rank::text AS "rankText", pv."title", octet_length(pv."markdown") > 0 AS "hasText"
       FROM hits h JOIN "PageVersion" pv ON pv."id" = h."versionId"
       WHERE ${keyset(cursor, Prisma.sql`h."versionId"`)}
       ORDER BY h.rank DESC, h."versionId" ASC LIMIT ${first + 1}
@@ -126,7 +127,7 @@ export async function searchOrganization(ctx: DomainContext, organizationId: str
     SELECT c.total, x.* FROM (SELECT count(*)::int AS total FROM ranked) c
     LEFT JOIN (
       SELECT l."spaceId", l.rank::text AS "spaceRankText", s."title" AS "spaceTitle",
-             b."pageId", b."versionId", b."path", b.rank::text AS "rankText", pv."title", pv."markdown" <> '' AS "hasText"
+             b."pageId", b."versionId", b."path", b.rank::text AS "rankText", pv."title", octet_length(pv."markdown") > 0 AS "hasText"
       FROM listed l
       JOIN "Space" s ON s."id" = l."spaceId"
       JOIN best b ON b."spaceId" = l."spaceId" AND b.n <= ${PAGES_PER_SPACE}
