@@ -5,7 +5,7 @@
 // token is 401), so a file's existence is never revealed.
 import type http from 'node:http';
 import type { Context } from '../graphql/context.ts';
-import { sendJson } from './server.ts';
+import { sendJson } from './compression.ts';
 import { errorBody } from '../rest/router.ts';
 import { AppError, HTTP_STATUS, notFound } from '../domain/errors.ts';
 

@@ -121,7 +121,6 @@ export function createHttpServer(deps: AppDeps) {
   return server;
 }
 
-export { sendJson };
 
 function readBody(req: http.IncomingMessage): Promise<string | null> {
   return new Promise((resolve, reject) => {

@@ -8,7 +8,7 @@
 // that answer and redirect instead.
 import type http from 'node:http';
 import type { Context } from '../graphql/context.ts';
-import { sendJson } from './server.ts';
+import { sendJson } from './compression.ts';
 import { errorBody } from '../rest/router.ts';
 import { AppError, HTTP_STATUS, badRequest } from '../domain/errors.ts';
 import { samlSignIn, samlStartUrl, samlServiceUrls } from '../domain/sso.ts';
