@@ -163,9 +163,9 @@ type SectionMatch = { anchor: string; title: string; body: string | null; all: b
 /** The query, and the query with every AND turned into OR (for sections matching any term). */
 const queries = (q: string) => Prisma.sql`
   q AS (
-    SELECT ${tsQuery(q)} AS q,
-           CASE WHEN querytree(${tsQuery(q)}) IN ('', 'T') THEN ${tsQuery(q)}
-                ELSE regexp_replace(querytree(${tsQuery(q)}), ' (&|<[0-9-]+>) ', ' | ', 'g')::tsquery END AS anyq
+    SELECT x.q, CASE WHEN querytree(x.q) IN ('', 'T') THEN x.q
+                     ELSE regexp_replace(querytree(x.q), ' (&|<[0-9-]+>) ', ' | ', 'g')::tsquery END AS anyq
+    FROM (SELECT ${tsQuery(q)} AS q) x
   )`;
 
 /** The sections of each hit version, and which match (one statement; bodies only of matches). */

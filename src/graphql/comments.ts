@@ -69,18 +69,17 @@ function replyCount(ctx: Context, commentId: string) {
   }).load(commentId);
 }
 
-/** The revision page targets are resolved in: the change request's head, else the space's current one. */
-function scopeRevisionId(ctx: Context, comment: Comment): Promise<string | null> {
-  return loader<string, string | null>(ctx, 'comment.scopeRevisionId', async (keys) => {
-    const crIds = keys.filter((k) => k.startsWith('cr:')).map((k) => k.slice(3));
-    const spaceIds = keys.filter((k) => k.startsWith('space:')).map((k) => k.slice(6));
-    const [crs, spaces] = await Promise.all([
-      crIds.length ? ctx.prisma.changeRequest.findMany({ where: { id: { in: crIds } }, select: { id: true, revisionId: true } }) : [],
-      spaceIds.length ? ctx.prisma.space.findMany({ where: { id: { in: spaceIds } }, select: { id: true, revisionId: true } }) : [],
-    ]);
-    const m = new Map<string, string | null>([...crs.map((c) => [`cr:${c.id}`, c.revisionId] as const), ...spaces.map((s) => [`space:${s.id}`, s.revisionId] as const)]);
-    return keys.map((k) => m.get(k) ?? null);
-  }).load(comment.changeRequestId ? `cr:${comment.changeRequestId}` : `space:${comment.spaceId}`);
+/**
+ * The revision page targets are resolved in: the change request's head, else the space's current
+ * one (from the request's space loader, which the comment's permissions read too).
+ */
+async function scopeRevisionId(ctx: Context, comment: Comment): Promise<string | null> {
+  if (!comment.changeRequestId) return (await loadSpaceById(ctx, comment.spaceId))?.revisionId ?? null;
+  return loader<string, string | null>(ctx, 'comment.changeRequestRevisionId', async (ids) => {
+    const rows = await ctx.prisma.changeRequest.findMany({ where: { id: { in: [...ids] } }, select: { id: true, revisionId: true } });
+    const byId = new Map(rows.map((r) => [r.id, r.revisionId]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }).load(comment.changeRequestId);
 }
 
 type TargetPage = { id: string; title: string; emoji: string | null; path: string; outdated: boolean; createdAt: Date | null; updatedAt: Date | null };
