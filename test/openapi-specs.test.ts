@@ -146,7 +146,9 @@ describe('OpenAPI specifications: processing', () => {
     t.clock.advance(60_000);
     const same = await t.client().orgs.createOrUpdateOpenApiSpecBySlug(t.org.id, 'petstore', { source: { url: `${fixtureBase}/petstore.yaml` } });
     expect(same.status).toBe(200);
-    expect(same.data.processingState).toBe('pending');
+    // The PUT queued a reprocess; its answer reads the spec after commit, when the worker may
+    // already have picked the job up. That the job ran is checked through lastProcessedAt below.
+    expect(['pending', 'progress', 'complete']).toContain(same.data.processingState);
     expectValidResponse('PUT', '/orgs/{organizationId}/openapi/{specSlug}', 200, same.data);
     const unchanged = await waitProcessed('petstore');
     expect(unchanged.lastVersion).toBe(before.lastVersion);
