@@ -22,6 +22,14 @@ const EnvSchema = z.object({
   EMBEDDED_PG_PORT: z.coerce.number().int().default(5439),
   /** Run background jobs in this process (default true). */
   RUN_WORKER: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** Largest request body accepted (413 above it). */
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(8 * 1024 * 1024),
+  /** Bytes of request bodies held in memory at once, across requests (503 above it). */
+  BODY_BUDGET_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
+  MAX_JSON_DEPTH: z.coerce.number().int().min(8).default(64),
+  GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(10_000),
+  GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(100),
+  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(1).default(50),
 });
 
 export type Config = {
@@ -39,6 +47,15 @@ export type Config = {
   logLevel: string;
   embeddedPgPort: number;
   runWorker: boolean;
+  /** Bounds on what one request may send (src/http/limits.ts, docs/decisions.md). */
+  limits: {
+    maxBodyBytes: number;
+    bodyBudgetBytes: number;
+    maxJsonDepth: number;
+    graphqlMaxTokens: number;
+    graphqlMaxAliases: number;
+    graphqlMaxDirectives: number;
+  };
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -66,5 +83,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     embeddedPgPort: e.EMBEDDED_PG_PORT,
     runWorker: e.RUN_WORKER,
+    limits: {
+      maxBodyBytes: e.MAX_BODY_BYTES,
+      bodyBudgetBytes: Math.max(e.BODY_BUDGET_BYTES, e.MAX_BODY_BYTES),
+      maxJsonDepth: e.MAX_JSON_DEPTH,
+      graphqlMaxTokens: e.GRAPHQL_MAX_TOKENS,
+      graphqlMaxAliases: e.GRAPHQL_MAX_ALIASES,
+      graphqlMaxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
+    },
   };
 }

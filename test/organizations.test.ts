@@ -86,7 +86,9 @@ describe('organizations over REST', () => {
     const second = await t.rest('DELETE', `/v1/orgs/${t.org.id}/link-invites/${invite.id}`);
     expect(second.status).toBe(204);
     const reader = await t.createUser('read');
-    expect((await t.rest('DELETE', `/v1/orgs/${t.org.id}/link-invites/x`, undefined, reader.token)).status).toBe(403);
+    expect((await t.rest('DELETE', `/v1/orgs/${t.org.id}/link-invites/inv_x`, undefined, reader.token)).status).toBe(403);
+    // A malformed id names nothing: 404 before any lookup or role check.
+    expect((await t.rest('DELETE', `/v1/orgs/${t.org.id}/link-invites/x`, undefined, reader.token)).status).toBe(404);
     expect((await t.rest('DELETE', `/v1/orgs/org_missing/link-invites/x`)).status).toBe(404);
   });
 

@@ -6,6 +6,7 @@
 import type http from 'node:http';
 import type { Context } from '../graphql/context.ts';
 import { sendJson } from './compression.ts';
+import type { RequestTarget } from './limits.ts';
 import { errorBody } from '../rest/router.ts';
 import { AppError, HTTP_STATUS, notFound } from '../domain/errors.ts';
 
@@ -34,14 +35,14 @@ async function pdfDownload(ctx: Context, changeRequestId: string): Promise<Downl
   return { data, contentType: 'application/pdf', filename: `change-request-${cr.number}.pdf` };
 }
 
-export async function handleDownload(req: http.IncomingMessage, res: http.ServerResponse, url: URL, ctx: Context) {
+export async function handleDownload(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget, ctx: Context) {
   try {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
-      return sendJson(res, 405, errorBody(405, `Method ${req.method} is not allowed on ${url.pathname}`));
+      return sendJson(res, 405, errorBody(405, `Method ${req.method} is not allowed on ${target.pathname}`));
     }
     ctx.access.requireViewer();
-    const parts = url.pathname.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
+    const parts = target.segments.filter(Boolean);
     let download: Download;
     if (parts.length === 2) download = await fileDownload(ctx, parts[1]);
     else if (parts.length === 3 && parts[1] === 'pdf') download = await pdfDownload(ctx, parts[2]);

@@ -1,14 +1,14 @@
 // One node:http server: GraphQL (yoga, with GraphiQL) at /graphql, the REST shim at /v1, file
 // downloads, health probes. Authentication happens here, once per request, for both APIs.
 import http from 'node:http';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Services } from '../services.ts';
-import { AppError, HTTP_STATUS } from '../domain/errors.ts';
+import { AppError, ERROR_CODES, HTTP_STATUS } from '../domain/errors.ts';
 import { bearerToken, userForToken } from '../auth/tokens.ts';
 import type { Viewer } from '../auth/access.ts';
 import { createContext, type Context } from '../graphql/context.ts';
@@ -16,13 +16,17 @@ import { RestRouter, errorBody } from '../rest/router.ts';
 import { handleDownload } from './downloads.ts';
 import { handleSsoRequest } from './sso.ts';
 import { sendJson, useResponseCompression } from './compression.ts';
+import { BodyBudget, RequestRejected, assertJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 
 export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter };
 
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
-
 export function createHttpServer(deps: AppDeps) {
   const { prisma, log } = deps;
+  const limits = deps.config.limits;
+  const bodyLimits = { maxBodyBytes: limits.maxBodyBytes, budget: new BodyBudget(limits.bodyBudgetBytes) };
 
   async function viewerFor(req: http.IncomingMessage): Promise<Viewer | null> {
     const token = bearerToken(req.headers.authorization);
@@ -54,7 +58,15 @@ export function createHttpServer(deps: AppDeps) {
     maskedErrors: {
       maskError: (error, message) => maskError(error, message, log),
     },
-    plugins: [useResponseCompression()],
+    plugins: [
+      // Bounds on the document itself, checked while parsing and validating, before execution
+      // (depth, breadth and cost are the complexity plugin's, in graphql/builder.ts).
+      maxTokensPlugin({ n: limits.graphqlMaxTokens }),
+      maxAliasesPlugin({ n: limits.graphqlMaxAliases, allowList: [] }),
+      maxDirectivesPlugin({ n: limits.graphqlMaxDirectives }),
+      useBadRequestCodes(),
+      useResponseCompression(),
+    ],
     logging: {
       debug: (...a) => log.debug(a.map(String).join(' ')),
       info: (...a) => log.info(a.map(String).join(' ')),
@@ -63,33 +75,74 @@ export function createHttpServer(deps: AppDeps) {
     },
   });
 
-  async function handleRest(req: http.IncomingMessage, res: http.ServerResponse, url: URL) {
-    const match = deps.rest.match(req.method ?? 'GET', url.pathname);
+  async function handleRest(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget) {
+    const method = req.method ?? 'GET';
+    const match = deps.rest.match(method, target.pathname);
     if (!match.route) {
       if (match.allowed) {
         res.setHeader('Allow', match.allowed.join(', '));
-        return sendJson(res, 405, errorBody(405, `Method ${req.method} is not allowed on ${url.pathname}`));
+        return sendJson(res, 405, errorBody(405, `Method ${method} is not allowed on ${target.pathname}`));
       }
-      return sendJson(res, 404, errorBody(404, `No route ${req.method} ${url.pathname}`));
+      return sendJson(res, 404, errorBody(404, match.notFound ?? `No route ${method} ${target.pathname}`));
     }
     const viewer = await viewerFor(req);
     if (!viewer) return sendJson(res, 401, errorBody(401, 'A valid API token is required (Authorization: Bearer <token>)'));
-    const raw = await readBody(req);
-    if (raw === null) return sendJson(res, 413, errorBody(413, 'Request body too large'));
-    const out = await deps.rest.handle(match.route, match.params ?? {}, url.searchParams, raw, makeContext(viewer));
-    for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
-    if (out.body === undefined) {
-      res.statusCode = out.status;
-      return res.end();
+    const { body, release } = await readBody(req, bodyLimits);
+    try {
+      const raw = body.toString('utf8');
+      if (match.route.body) assertJsonDepth(raw, limits.maxJsonDepth);
+      const out = await deps.rest.handle(match.route, match.params ?? {}, target.searchParams, raw, makeContext(viewer));
+      for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
+      if (out.body === undefined) {
+        res.statusCode = out.status;
+        return res.end();
+      }
+      return await sendJson(res, out.status, out.body);
+    } finally {
+      release();
     }
-    return sendJson(res, out.status, out.body);
+  }
+
+  /** GraphQL: the body is read here, under the same caps as REST, and handed to yoga parsed-free. */
+  async function handleGraphql(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget) {
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      // Yoga JSON-parses these itself and treats a syntax error as an internal one.
+      for (const param of ['variables', 'extensions']) {
+        const value = target.searchParams.get(param);
+        if (value === null || value === '') continue;
+        assertJsonDepth(value, limits.maxJsonDepth, param);
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(value);
+        } catch {
+          return sendGraphqlRequestError(res, `${param}: not valid JSON`);
+        }
+        if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) return sendGraphqlRequestError(res, `${param}: must be a JSON object`);
+      }
+      // HEAD is a GET without the body (node drops the body of a HEAD response by itself).
+      if (req.method === 'HEAD') req.method = 'GET';
+      return yoga(req, res, { req });
+    }
+    const { body, release } = await readBody(req, bodyLimits);
+    try {
+      assertJsonDepth(body.toString('utf8'), limits.maxJsonDepth);
+      const headers = new yoga.fetchAPI.Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+      const request = new yoga.fetchAPI.Request(`http://localhost${req.url}`, { method: req.method, headers, body: body as unknown as BodyInit });
+      const response = await yoga.handleRequest(request, { req });
+      return await writeFetchResponse(res, response);
+    } finally {
+      release();
+    }
   }
 
   const server = http.createServer(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
     try {
-      if (url.pathname === '/healthz') return await sendJson(res, 200, { status: 'ok' });
-      if (url.pathname === '/readyz') {
+      // Routing reads the raw path: a segment is one id, whatever it contains (limits.ts).
+      const target = parseRequestTarget(req.url);
+      const top = target.segments[0];
+      if (target.pathname === '/healthz') return await sendJson(res, 200, { status: 'ok' });
+      if (target.pathname === '/readyz') {
         try {
           await prisma.$queryRaw`SELECT 1`;
           return sendJson(res, 200, { status: 'ready' });
@@ -97,21 +150,32 @@ export function createHttpServer(deps: AppDeps) {
           return sendJson(res, 503, { status: 'database unreachable' });
         }
       }
-      if (url.pathname === '/graphql' || url.pathname.startsWith('/graphql/')) return yoga(req, res, { req });
-      if (url.pathname === '/v1' || url.pathname.startsWith('/v1/')) return await handleRest(req, res, url);
-      if (url.pathname.startsWith('/files/')) {
+      if (top === 'graphql') return await handleGraphql(req, res, target);
+      if (top === 'v1') return await handleRest(req, res, target);
+      if (top === 'files') {
         const viewer = await viewerFor(req);
-        return await handleDownload(req, res, url, makeContext(viewer));
+        return await handleDownload(req, res, target, makeContext(viewer));
       }
-      if (url.pathname.startsWith('/sso/')) {
-        const raw = await readBody(req);
-        return await handleSsoRequest(req, res, url, raw ?? '', makeContext(null));
+      if (top === 'sso') {
+        const { body, release } = await readBody(req, bodyLimits);
+        try {
+          return await handleSsoRequest(req, res, target, body.toString('utf8'), makeContext(null));
+        } finally {
+          release();
+        }
       }
-      if (url.pathname === '/') {
+      if (target.pathname === '/') {
         return sendJson(res, 200, { name: 'docgraph', graphql: '/graphql', rest: '/v1', health: '/healthz' });
       }
-      return sendJson(res, 404, errorBody(404, `Not found: ${url.pathname}`));
+      return sendJson(res, 404, errorBody(404, `Not found: ${target.pathname}`));
     } catch (err) {
+      if (err instanceof RequestRejected) {
+        // The rest of a refused body is not read: close the connection after answering.
+        if (err.status === 413 || err.status === 503) res.setHeader('Connection', 'close');
+        for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+        if (!res.headersSent) return sendJson(res, err.status, errorBody(err.status, err.message)).catch(() => res.end());
+        return res.end();
+      }
       log.error({ err }, 'unhandled error');
       if (!res.headersSent) await sendJson(res, 500, errorBody(500, 'Unexpected error')).catch(() => res.end());
       else res.end();
@@ -122,19 +186,53 @@ export function createHttpServer(deps: AppDeps) {
 }
 
 
-function readBody(req: http.IncomingMessage): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) tooLarge = true;
-      else chunks.push(c);
-    });
-    req.on('end', () => resolve(tooLarge ? null : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
+/**
+ * Request errors (parse, validation, variables, the document limits above) carry no code of
+ * their own: give them `BAD_REQUEST`, so every error a client can cause names its kind.
+ */
+function useBadRequestCodes(): Plugin {
+  const isOurs = (code: unknown) => typeof code === 'string' && (code === 'INTERNAL_SERVER_ERROR' || code === 'SERVICE_UNAVAILABLE' || (ERROR_CODES as readonly string[]).includes(code));
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
+      if (result.errors.every((e) => isOurs(e.extensions?.code))) return;
+      setResult({
+        ...result,
+        errors: result.errors.map((e) =>
+          isOurs(e.extensions?.code)
+            ? e
+            : new GraphQLError(e.message, {
+                source: e.source,
+                positions: e.positions,
+                path: e.path,
+                originalError: e.originalError,
+                // A request error (no path: nothing ran) is the client's: 400 whatever it accepts.
+                extensions: { ...e.extensions, code: 'BAD_REQUEST', ...(e.path ? {} : { http: { status: 400 } }) },
+              }),
+        ),
+      });
+    },
+  };
+}
+
+function sendGraphqlRequestError(res: http.ServerResponse, message: string) {
+  return sendJson(res, 400, { errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+}
+
+/** Send a fetch `Response` (yoga's answer) on a node response, streaming its body. */
+async function writeFetchResponse(res: http.ServerResponse, response: Response) {
+  res.statusCode = response.status;
+  response.headers.forEach((value, key) => {
+    if (key !== 'set-cookie') res.setHeader(key, value);
   });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length) res.setHeader('set-cookie', cookies);
+  if (!response.body) return void res.end();
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    if (res.destroyed) break;
+    if (!res.write(chunk)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+  }
+  res.end();
 }
 
 /** Expected errors keep their code (and field); anything else is logged and masked. */

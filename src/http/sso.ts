@@ -9,6 +9,7 @@
 import type http from 'node:http';
 import type { Context } from '../graphql/context.ts';
 import { sendJson } from './compression.ts';
+import type { RequestTarget } from './limits.ts';
 import { errorBody } from '../rest/router.ts';
 import { AppError, HTTP_STATUS, badRequest } from '../domain/errors.ts';
 import { samlSignIn, samlStartUrl, samlServiceUrls } from '../domain/sso.ts';
@@ -16,15 +17,15 @@ import { samlSignIn, samlStartUrl, samlServiceUrls } from '../domain/sso.ts';
 const ROUTE = /^\/sso\/saml\/([^/]+)\/(acs|start|metadata)\/?$/;
 const METHODS: Record<string, string> = { acs: 'POST', start: 'GET', metadata: 'GET' };
 
-export async function handleSsoRequest(req: http.IncomingMessage, res: http.ServerResponse, url: URL, rawBody: string, ctx: Context) {
-  const m = ROUTE.exec(url.pathname);
-  if (!m) return sendJson(res, 404, errorBody(404, `Not found: ${url.pathname}`));
-  const providerId = decodeURIComponent(m[1]);
+export async function handleSsoRequest(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget, rawBody: string, ctx: Context) {
+  const m = ROUTE.exec(target.pathname);
+  if (!m) return sendJson(res, 404, errorBody(404, `Not found: ${target.pathname}`));
+  const providerId = target.segments[2]; // already decoded (limits.ts)
   const action = m[2];
   const method = req.method ?? 'GET';
   if (method !== METHODS[action] && !(method === 'HEAD' && METHODS[action] === 'GET')) {
     res.setHeader('Allow', METHODS[action]);
-    return sendJson(res, 405, errorBody(405, `Method ${method} is not allowed on ${url.pathname}`));
+    return sendJson(res, 405, errorBody(405, `Method ${method} is not allowed on ${target.pathname}`));
   }
   try {
     if (action === 'start') {

@@ -5,6 +5,7 @@ import Router from 'find-my-way';
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
 import { z } from 'zod';
 import { AppError, HTTP_STATUS, zodToAppError } from '../domain/errors.ts';
+import { ID_PREFIXES, type IdType } from '../domain/ids.ts';
 import type { Context } from '../graphql/context.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -106,6 +107,45 @@ export function compact<T extends Record<string, unknown>>(obj: T, keepNull: str
 export const restEnum = (v: string | null | undefined) => (v == null ? v : v.replace(/_/g, '-'));
 export const gqlEnum = (v: string | null | undefined) => (v == null ? v : v.replace(/-/g, '_'));
 
+// ------------------------------------------------------------------ path parameters
+
+const ID_BODY = /^[0-9A-Za-z]{1,64}$/;
+const idOf = (type: IdType, label: string) => ({
+  label,
+  valid: (v: string) => v.startsWith(`${ID_PREFIXES[type]}_`) && ID_BODY.test(v.slice(ID_PREFIXES[type].length + 1)),
+});
+
+/**
+ * Every path parameter of the table, with the shape a value must have to name an object. A
+ * value of any other shape is a 404 before any lookup; a route whose path uses a parameter not
+ * listed here fails at start-up.
+ */
+export const PATH_PARAMS: Record<string, { label: string; valid: (value: string) => boolean }> = {
+  organizationId: idOf('Organization', 'Organization'),
+  inviteId: idOf('LinkInvite', 'Invite'),
+  userId: idOf('User', 'User'),
+  teamId: idOf('Team', 'Team'),
+  collectionId: idOf('Collection', 'Collection'),
+  spaceId: idOf('Space', 'Space'),
+  pageId: idOf('Page', 'Page'),
+  fileId: idOf('File', 'File'),
+  /** A change request's id, or its number in the space. */
+  changeRequestId: { label: 'Change request', valid: (v) => idOf('ChangeRequest', '').valid(v) || /^[1-9]\d{0,9}$/.test(v) },
+  commentId: idOf('Comment', 'Comment'),
+  commentReplyId: idOf('CommentReply', 'Comment reply'),
+  siteId: idOf('Site', 'Site'),
+  siteSectionId: idOf('SiteSection', 'Site section'),
+  siteSectionGroupId: idOf('SiteSectionGroup', 'Site section group'),
+  siteSpaceId: idOf('SiteSpace', 'Site space'),
+  shareLinkId: idOf('ShareLink', 'Share link'),
+  samlProviderId: idOf('SamlProvider', 'SAML provider'),
+  translationSettingsId: idOf('TranslationSettings', 'Translation settings'),
+  // The domain validates the slug itself (a PUT to a bad slug is a 400 naming `specSlug`).
+  specSlug: { label: 'OpenAPI specification', valid: (v) => /^[A-Za-z0-9._-]{1,100}$/.test(v) },
+  versionId: { label: 'OpenAPI specification version', valid: (v) => idOf('OpenApiSpecVersion', '').valid(v) },
+  emailDomain: { label: 'Email domain', valid: (v) => v.length <= 253 && /^[A-Za-z0-9.-]+$/.test(v) },
+};
+
 // ------------------------------------------------------------------ the router
 
 export class RestRouter {
@@ -120,6 +160,9 @@ export class RestRouter {
       const doc = parse(route.document);
       const errors = validate(this.schema, doc);
       if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: invalid GraphQL document: ${errors[0].message}`);
+      for (const m of route.path.matchAll(/:(\w+)/g)) {
+        if (!PATH_PARAMS[m[1]]) throw new Error(`REST route ${route.method} ${route.path}: path parameter :${m[1]} has no rule in PATH_PARAMS`);
+      }
       const compiled = { ...route, doc };
       this.routes.push(compiled);
       this.router.on(route.method, route.path, () => {}, compiled);
@@ -130,14 +173,27 @@ export class RestRouter {
     return this;
   }
 
-  /** Find the route; `undefined` with `allowed` set means 405, both undefined means 404. */
-  match(method: string, path: string): { route?: CompiledRoute; params?: Record<string, string>; allowed?: Method[] } {
-    const found = this.router.find(method as never, path);
-    if (found) return { route: found.store as CompiledRoute, params: found.params as Record<string, string> };
-    const allowed: Method[] = [];
+  /**
+   * Find the route for a raw (percent-encoded, never normalised) path. `undefined` with
+   * `allowed` set means 405; with `notFound` set, the route exists but a path parameter cannot
+   * name any object (wrong id prefix or shape): 404 before any lookup. HEAD runs the GET route.
+   */
+  match(method: string, path: string): { route?: CompiledRoute; params?: Record<string, string>; allowed?: string[]; notFound?: string } {
+    const found = this.router.find((method === 'HEAD' ? 'GET' : method) as never, path);
+    if (found) {
+      const params = found.params as Record<string, string>;
+      for (const [name, value] of Object.entries(params)) {
+        const rule = PATH_PARAMS[name];
+        if (!rule) throw new Error(`REST path parameter :${name} has no rule in PATH_PARAMS`);
+        if (!rule.valid(value)) return { notFound: `${rule.label} not found` };
+      }
+      return { route: found.store as CompiledRoute, params };
+    }
+    const allowed: string[] = [];
     for (const m of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as Method[]) {
       if (m !== method && this.router.find(m as never, path)) allowed.push(m);
     }
+    if (allowed.includes('GET')) allowed.push('HEAD');
     return allowed.length ? { allowed } : {};
   }
 
@@ -153,7 +209,8 @@ export class RestRouter {
     ctx: Context,
   ): Promise<RestResponse> {
     try {
-      const input: RestInput = { params: decodeParams(params), query: {}, body: undefined };
+      // find-my-way has already percent-decoded the parameters (once).
+      const input: RestInput = { params, query: {}, body: undefined };
 
       const queryObj = queryToObject(searchParams);
       input.query = route.query ? parseOrThrow(route.query, queryObj) : {};
@@ -193,12 +250,6 @@ function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown): T {
   const r = schema.safeParse(value);
   if (!r.success) throw zodToAppError(r.error);
   return r.data;
-}
-
-function decodeParams(params: Record<string, string>) {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(params)) out[k] = decodeURIComponent(v);
-  return out;
 }
 
 function queryToObject(sp: URLSearchParams): Record<string, string | string[]> {
