@@ -23,9 +23,9 @@ const EnvSchema = z.object({
   /** Run background jobs in this process (default true). */
   RUN_WORKER: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** Largest request body accepted (413 above it). */
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(8 * 1024 * 1024),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
   /** Bytes of request bodies held in memory at once, across requests (503 above it). */
-  BODY_BUDGET_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
+  BODY_BUDGET_BYTES: z.coerce.number().int().min(1024).default(8 * 1024 * 1024),
   MAX_JSON_DEPTH: z.coerce.number().int().min(8).default(64),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(10_000),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(100),

@@ -80,33 +80,48 @@ export class BodyBudget {
 export type BodyLimits = { maxBodyBytes: number; budget: BodyBudget };
 
 /**
- * Read a request body up to `maxBodyBytes`. A declared `Content-Length` over the cap is refused
- * before a byte is read; a chunked body is refused as soon as it passes the cap. On refusal the
- * rest of the body is not read and the connection is closed after the answer (so the client
- * stops sending). The bytes are released from the shared budget when `release` is called.
+ * Read a request body up to `maxBodyBytes`. Past the cap (or the shared budget) nothing more is
+ * kept: the rest is read and dropped, up to `drainLimit` bytes, so the client finishes sending
+ * and reads the 413/503 instead of a reset connection; a body declared or sent beyond that is
+ * refused at once and the connection closed after the answer. The bytes kept are released from
+ * the shared budget when `release` is called.
  */
 export async function readBody(req: http.IncomingMessage, limits: BodyLimits): Promise<{ body: Buffer; release: () => void }> {
+  const drainLimit = Math.max(16 * 1024 * 1024, 2 * limits.maxBodyBytes);
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limits.maxBodyBytes) throw tooLarge(limits.maxBodyBytes);
+  if (declared !== undefined && Number(declared) > drainLimit) throw tooLarge(limits.maxBodyBytes);
   let reserved = 0;
   const release = () => {
     limits.budget.give(reserved);
     reserved = 0;
   };
   const chunks: Buffer[] = [];
+  let refusal: RequestRejected | undefined;
+  let received = 0;
   try {
     for await (const chunk of req as AsyncIterable<Buffer>) {
-      if (reserved + chunk.length > limits.maxBodyBytes) throw tooLarge(limits.maxBodyBytes);
-      if (!limits.budget.take(chunk.length)) {
-        throw new RequestRejected(503, 'The server is receiving too many large requests; retry shortly', { 'Retry-After': '2' });
+      received += chunk.length;
+      if (refusal) {
+        if (received > drainLimit) break;
+        continue;
       }
-      reserved += chunk.length;
-      chunks.push(chunk);
+      if (received > limits.maxBodyBytes) refusal = tooLarge(limits.maxBodyBytes);
+      else if (!limits.budget.take(chunk.length)) {
+        refusal = new RequestRejected(503, 'The server is receiving too many large requests; retry shortly', { 'Retry-After': '2' });
+      } else {
+        reserved += chunk.length;
+        chunks.push(chunk);
+      }
+      if (refusal) {
+        release();
+        chunks.length = 0;
+      }
     }
   } catch (err) {
     release();
     throw err;
   }
+  if (refusal) throw refusal;
   return { body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), release };
 }
 

@@ -170,7 +170,7 @@ export function createHttpServer(deps: AppDeps) {
       return sendJson(res, 404, errorBody(404, `Not found: ${target.pathname}`));
     } catch (err) {
       if (err instanceof RequestRejected) {
-        // The rest of a refused body is not read: close the connection after answering.
+        // A refused body may not have been read to its end: do not reuse the connection.
         if (err.status === 413 || err.status === 503) res.setHeader('Connection', 'close');
         for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
         if (!res.headersSent) return sendJson(res, err.status, errorBody(err.status, err.message)).catch(() => res.end());
