@@ -22,6 +22,12 @@ const EnvSchema = z.object({
   EMBEDDED_PG_PORT: z.coerce.number().int().default(5439),
   /** Run background jobs in this process (default true). */
   RUN_WORKER: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** Server-side statement timeout for API requests, ms (0 = none); the client waits 1 s more. */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
+  /** Opening a database connection, and waiting for a free pooled one, ms (0 = no limit). */
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
+  /** Statement timeout for background jobs (imports, purge, …), which have their own pool, ms. */
+  DB_JOB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(600_000),
 });
 
 export type Config = {
@@ -39,6 +45,10 @@ export type Config = {
   logLevel: string;
   embeddedPgPort: number;
   runWorker: boolean;
+  /** Database timeouts (docs/decisions.md, "Database faults and timeouts"). */
+  dbStatementTimeoutMs: number;
+  dbConnectTimeoutMs: number;
+  dbJobStatementTimeoutMs: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -66,5 +76,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     embeddedPgPort: e.EMBEDDED_PG_PORT,
     runWorker: e.RUN_WORKER,
+    dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+    dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+    dbJobStatementTimeoutMs: e.DB_JOB_STATEMENT_TIMEOUT_MS,
   };
 }
