@@ -7,6 +7,7 @@
 // connection, and waiting for a free one in the pool, stop after `connectTimeoutMs`. All three
 // failures are classified as "database unavailable" (503) by `isDatabaseUnavailable`.
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import type { Logger } from 'pino';
 import { PrismaClient } from '../generated/prisma/client.ts';
 
@@ -25,6 +26,25 @@ export type DbTimeouts = {
 /** Margin between the server's statement timeout and the client's own read timeout. */
 export const CLIENT_TIMEOUT_MARGIN_MS = 1000;
 
+/**
+ * A connection whose statement got no answer within `query_timeout` is in an unknown state (a
+ * frozen server, our statement maybe half-run): close it at once. Otherwise a transaction's
+ * connection goes back to the pool (adapter-pg releases it without an error) and Prisma's
+ * ROLLBACK, then the next request, queue behind the lost statement and wait a full timeout each.
+ * pg's `end()` destroys the socket when a query is still active, and fails what is queued.
+ */
+class ClosingOnTimeoutClient extends pg.Client {
+  override query(...args: any[]): any {
+    const result = (super.query as (...a: any[]) => any)(...args);
+    if (result && typeof result.catch === 'function') {
+      result.catch((err: unknown) => {
+        if ((err as Error)?.message === 'Query read timeout') void this.end().catch(() => {});
+      });
+    }
+    return result;
+  }
+}
+
 export function createPrisma(
   databaseUrl: string,
   opts: { poolSize?: number; timeouts?: DbTimeouts; log?: Logger; listeners?: Set<QueryListener> } = {},
@@ -35,6 +55,7 @@ export function createPrisma(
       connectionString: databaseUrl,
       max: opts.poolSize ?? 10,
       keepAlive: true,
+      Client: ClosingOnTimeoutClient,
       ...(t?.statementTimeoutMs ? { statement_timeout: t.statementTimeoutMs, query_timeout: t.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS } : {}),
       ...(t?.connectTimeoutMs ? { connectionTimeoutMillis: t.connectTimeoutMs } : {}),
     },
