@@ -4,7 +4,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createPrisma } from './db/client.ts';
+import { createPrisma, type Db } from './db/client.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import { schema } from './graphql/schema.ts';
 import { buildRestRouter } from './rest/index.ts';
@@ -29,8 +29,12 @@ export async function createApp(opts: {
   const { config, databaseUrl } = opts;
   const log = opts.log ?? pino({ level: config.logLevel });
   const clock = opts.clock ?? systemClock;
-  const { prisma, onQuery } = createPrisma(databaseUrl, { poolSize: opts.poolSize });
-  const jobs = new Jobs(databaseUrl, log);
+  const { prisma, onQuery, listeners } = createPrisma(databaseUrl, {
+    poolSize: opts.poolSize,
+    timeouts: { statementTimeoutMs: config.dbStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
+    log,
+  });
+  const jobs = new Jobs(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs });
   const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
   const rest = buildRestRouter(schema);
   const server = createHttpServer({ prisma, config, clock, log, services, schema, rest });
@@ -38,7 +42,18 @@ export async function createApp(opts: {
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
 
   await jobs.migrate();
-  if (opts.worker ?? config.runWorker) await jobs.start({ prisma, config, clock, log, services });
+  // Background jobs get their own small pool with a long statement timeout: an import or a purge
+  // may legitimately run statements far longer than an API request should.
+  let jobsDb: Db | undefined;
+  if (opts.worker ?? config.runWorker) {
+    jobsDb = createPrisma(databaseUrl, {
+      poolSize: 3,
+      timeouts: { statementTimeoutMs: config.dbJobStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
+      log,
+      listeners,
+    }).prisma;
+    await jobs.start({ prisma: jobsDb, config, clock, log, services });
+  }
 
   let closed = false;
   return {
@@ -67,6 +82,7 @@ export async function createApp(opts: {
         server.closeIdleConnections();
       });
       await jobs.stop();
+      await jobsDb?.$disconnect();
       await prisma.$disconnect();
     },
   };

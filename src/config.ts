@@ -30,6 +30,12 @@ const EnvSchema = z.object({
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(10_000),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(100),
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(1).default(50),
+  /** Server-side statement timeout for API requests, ms (0 = none); the client waits 1 s more. */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
+  /** Opening a database connection, and waiting for a free pooled one, ms (0 = no limit). */
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
+  /** Statement timeout for background jobs (imports, purge, …), which have their own pool, ms. */
+  DB_JOB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(600_000),
 });
 
 export type Config = {
@@ -56,6 +62,10 @@ export type Config = {
     graphqlMaxAliases: number;
     graphqlMaxDirectives: number;
   };
+  /** Database timeouts (docs/decisions.md, "Database faults and timeouts"). */
+  dbStatementTimeoutMs: number;
+  dbConnectTimeoutMs: number;
+  dbJobStatementTimeoutMs: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -91,5 +101,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       graphqlMaxAliases: e.GRAPHQL_MAX_ALIASES,
       graphqlMaxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
     },
+    dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+    dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+    dbJobStatementTimeoutMs: e.DB_JOB_STATEMENT_TIMEOUT_MS,
   };
 }

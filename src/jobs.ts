@@ -30,7 +30,11 @@ export class Jobs {
   private deps?: TaskDeps;
   private pool?: pg.Pool;
 
-  constructor(private readonly databaseUrl: string, private readonly log: Logger) {}
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly log: Logger,
+    private readonly opts: { connectTimeoutMs?: number } = {},
+  ) {}
 
   /**
    * The queue's connections. We own the pool instead of handing graphile-worker a connection
@@ -40,7 +44,14 @@ export class Jobs {
    */
   private getPool() {
     if (!this.pool) {
-      this.pool = new pg.Pool({ connectionString: this.databaseUrl, max: MAX_QUEUE_CONNECTIONS });
+      // Bounded connects so a frozen database fails the queue's polls (logged, retried) instead
+      // of hanging them; no statement timeout (the queue's own statements are short).
+      this.pool = new pg.Pool({
+        connectionString: this.databaseUrl,
+        max: MAX_QUEUE_CONNECTIONS,
+        keepAlive: true,
+        ...(this.opts.connectTimeoutMs ? { connectionTimeoutMillis: this.opts.connectTimeoutMs } : {}),
+      });
       this.pool.on('error', (err) => this.log.warn({ err, worker: true }, 'idle queue connection failed'));
       // A checked-out client's error surfaces again on its next query; the listener only keeps
       // it from being an unhandled 'error' event.

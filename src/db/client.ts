@@ -1,6 +1,14 @@
 // The Prisma client on the pg driver adapter. Every query is reported to `onQuery` listeners so
 // tests (and the benchmark) can count SQL statements per request.
+//
+// Timeouts (docs/decisions.md, "Database faults and timeouts"): the server cancels a statement
+// after `statementTimeoutMs` (SQLSTATE 57014); the client gives up on an answer one second later
+// (`query_timeout`: a frozen or partitioned server never cancels anything itself); opening a
+// connection, and waiting for a free one in the pool, stop after `connectTimeoutMs`. All three
+// failures are classified as "database unavailable" (503) by `isDatabaseUnavailable`.
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import type { Logger } from 'pino';
 import { PrismaClient } from '../generated/prisma/client.ts';
 
 export type Db = PrismaClient;
@@ -8,15 +16,64 @@ export type Tx = Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$trans
 
 export type QueryListener = (sql: string) => void;
 
-export function createPrisma(databaseUrl: string, opts: { poolSize?: number } = {}) {
-  const adapter = new PrismaPg({ connectionString: databaseUrl, max: opts.poolSize ?? 10 });
+export type DbTimeouts = {
+  /** Server-side `statement_timeout` in ms (0 = none). The client waits one second longer. */
+  statementTimeoutMs: number;
+  /** Connecting, and waiting for a free pooled connection, in ms (0 = no limit). */
+  connectTimeoutMs: number;
+};
+
+/** Margin between the server's statement timeout and the client's own read timeout. */
+export const CLIENT_TIMEOUT_MARGIN_MS = 1000;
+
+/**
+ * A connection whose statement got no answer within `query_timeout` is in an unknown state (a
+ * frozen server, our statement maybe half-run): close it at once. Otherwise a transaction's
+ * connection goes back to the pool (adapter-pg releases it without an error) and Prisma's
+ * ROLLBACK, then the next request, queue behind the lost statement and wait a full timeout each.
+ * pg's `end()` destroys the socket when a query is still active, and fails what is queued.
+ */
+class ClosingOnTimeoutClient extends pg.Client {
+  override query(...args: any[]): any {
+    const result = (super.query as (...a: any[]) => any)(...args);
+    if (result && typeof result.catch === 'function') {
+      result.catch((err: unknown) => {
+        if ((err as Error)?.message === 'Query read timeout') void this.end().catch(() => {});
+      });
+    }
+    return result;
+  }
+}
+
+export function createPrisma(
+  databaseUrl: string,
+  opts: { poolSize?: number; timeouts?: DbTimeouts; log?: Logger; listeners?: Set<QueryListener> } = {},
+) {
+  const t = opts.timeouts;
+  const adapter = new PrismaPg(
+    {
+      connectionString: databaseUrl,
+      max: opts.poolSize ?? 10,
+      keepAlive: true,
+      Client: ClosingOnTimeoutClient,
+      ...(t?.statementTimeoutMs ? { statement_timeout: t.statementTimeoutMs, query_timeout: t.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS } : {}),
+      ...(t?.connectTimeoutMs ? { connectionTimeoutMillis: t.connectTimeoutMs } : {}),
+    },
+    {
+      // Without these a connection dropped by the server (restart, outage) is an unhandled
+      // 'error' event; the failure itself reaches the query that used the connection.
+      onPoolError: (err) => opts.log?.warn({ err }, 'idle database connection failed'),
+      onConnectionError: (err) => opts.log?.warn({ err }, 'database connection failed'),
+    },
+  );
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
-  const listeners = new Set<QueryListener>();
+  const listeners = opts.listeners ?? new Set<QueryListener>();
   prisma.$on('query', (e) => {
     for (const l of listeners) l(e.query);
   });
   return {
     prisma,
+    listeners,
     /** Subscribe to every SQL statement; returns the unsubscribe function. */
     onQuery(listener: QueryListener) {
       listeners.add(listener);

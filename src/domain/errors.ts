@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   'CONFLICT',
   'PRECONDITION_FAILED',
   'RATE_LIMITED',
+  'SERVICE_UNAVAILABLE',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -20,7 +21,11 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   CONFLICT: 409,
   PRECONDITION_FAILED: 412,
   RATE_LIMITED: 429,
+  SERVICE_UNAVAILABLE: 503,
 };
+
+/** `Retry-After` (seconds) sent with every 503. */
+export const RETRY_AFTER_SECONDS = 5;
 
 export class AppError extends Error {
   constructor(
@@ -39,6 +44,7 @@ export const forbidden = (message = 'You are not allowed to do this') => new App
 export const badRequest = (field: string, message: string) =>
   new AppError('BAD_REQUEST', field ? `${field}: ${message}` : message, field);
 export const conflict = (message: string) => new AppError('CONFLICT', message);
+export const serviceUnavailable = () => new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry in a few seconds');
 export const unauthenticated = () => new AppError('UNAUTHENTICATED', 'A valid API token is required (Authorization: Bearer <token>)');
 
 /** Validate with a zod schema; the first issue becomes a 400 naming the field. */
@@ -70,4 +76,62 @@ export function fromDatabaseError(err: unknown): AppError | undefined {
   }
   if (e?.code === 'P2025') return notFound(e.meta?.modelName ?? 'Object');
   return undefined;
+}
+
+// ------------------------------------------------------------------ database unavailable
+
+/** SQLSTATEs meaning "not now": statement timeout, shutdown, cannot connect now, connection exceptions, too many connections. */
+const UNAVAILABLE_SQLSTATES = new Set(['57014', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
+/** Prisma: can't reach, timed out, operations timed out, server closed the connection, pool timeout. */
+const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/** @prisma/adapter-pg's error kinds for socket failures and a full server. */
+const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
+/**
+ * node-postgres and pg-pool raise these as plain `Error`s, which the adapter passes through
+ * unchanged: the client's read timeout (`query_timeout`), the pool's acquire timeout
+ * (`connectionTimeoutMillis`), a connection lost mid-query or closed before use.
+ */
+const UNAVAILABLE_MESSAGES = [
+  /^Query read timeout$/,
+  /^timeout exceeded when trying to connect$/,
+  /^Connection terminated/,
+  /is not queryable$/,
+  /Unable to start a transaction in the given time/,
+];
+
+/**
+ * Whether `err` says the database is unreachable, failing or too slow — a transient condition
+ * the API reports as 503 SERVICE_UNAVAILABLE with `Retry-After`, not as a bug. Looks through
+ * Prisma's wrapping (`meta.driverAdapterError.cause`), `cause` chains and GraphQL's
+ * `originalError`.
+ */
+export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 5) return false;
+  const e = err as {
+    code?: unknown;
+    kind?: unknown;
+    originalCode?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    originalError?: unknown;
+    meta?: { driverAdapterError?: { cause?: unknown } };
+  };
+  if (err instanceof AppError) return err.code === 'SERVICE_UNAVAILABLE';
+  if (typeof e.code === 'string') {
+    if (UNAVAILABLE_PRISMA_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.has(e.code) || UNAVAILABLE_SOCKET_CODES.has(e.code)) return true;
+    // P2028 (transaction API): "Unable to start a transaction in the given time", or the
+    // transaction outlived its timeout — the database was too slow. Other P2028s are bugs.
+    if (e.code === 'P2028' && typeof e.message === 'string' && /in the given time|expired transaction|timeout/i.test(e.message)) return true;
+  }
+  if (typeof e.kind === 'string') {
+    if (UNAVAILABLE_ADAPTER_KINDS.has(e.kind)) return true;
+    if (e.kind === 'postgres' && typeof e.originalCode === 'string' && UNAVAILABLE_SQLSTATES.has(e.originalCode)) return true;
+  }
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.some((re) => re.test(e.message as string))) return true;
+  return (
+    isDatabaseUnavailable(e.meta?.driverAdapterError?.cause, depth + 1) ||
+    isDatabaseUnavailable(e.cause, depth + 1) ||
+    isDatabaseUnavailable(e.originalError, depth + 1)
+  );
 }

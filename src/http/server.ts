@@ -8,7 +8,7 @@ import type { Db } from '../db/client.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Services } from '../services.ts';
-import { AppError, ERROR_CODES, HTTP_STATUS } from '../domain/errors.ts';
+import { AppError, ERROR_CODES, HTTP_STATUS, RETRY_AFTER_SECONDS, isDatabaseUnavailable, serviceUnavailable } from '../domain/errors.ts';
 import { bearerToken, userForToken } from '../auth/tokens.ts';
 import type { Viewer } from '../auth/access.ts';
 import { createContext, type Context } from '../graphql/context.ts';
@@ -66,6 +66,7 @@ export function createHttpServer(deps: AppDeps) {
       maxDirectivesPlugin({ n: limits.graphqlMaxDirectives }),
       useBadRequestCodes(),
       useResponseCompression(),
+      useServiceUnavailableStatus(),
     ],
     logging: {
       debug: (...a) => log.debug(a.map(String).join(' ')),
@@ -143,12 +144,9 @@ export function createHttpServer(deps: AppDeps) {
       const top = target.segments[0];
       if (target.pathname === '/healthz') return await sendJson(res, 200, { status: 'ok' });
       if (target.pathname === '/readyz') {
-        try {
-          await prisma.$queryRaw`SELECT 1`;
-          return sendJson(res, 200, { status: 'ready' });
-        } catch {
-          return sendJson(res, 503, { status: 'database unreachable' });
-        }
+        if (await databaseReady(prisma)) return sendJson(res, 200, { status: 'ready' });
+        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+        return sendJson(res, 503, { status: 'database unreachable' });
       }
       if (top === 'graphql') return await handleGraphql(req, res, target);
       if (top === 'v1') return await handleRest(req, res, target);
@@ -176,9 +174,15 @@ export function createHttpServer(deps: AppDeps) {
         if (!res.headersSent) return sendJson(res, err.status, errorBody(err.status, err.message)).catch(() => res.end());
         return res.end();
       }
-      log.error({ err }, 'unhandled error');
-      if (!res.headersSent) await sendJson(res, 500, errorBody(500, 'Unexpected error')).catch(() => res.end());
-      else res.end();
+      // The token lookup, downloads and SSO land here when the database fails: 503, not 500.
+      const unavailable = isDatabaseUnavailable(err);
+      if (unavailable) log.warn({ err }, 'database unavailable');
+      else log.error({ err }, 'unhandled error');
+      if (res.headersSent) res.end();
+      else if (unavailable) {
+        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+        await sendJson(res, 503, errorBody(503, serviceUnavailable().message)).catch(() => res.end());
+      } else await sendJson(res, 500, errorBody(500, 'Unexpected error')).catch(() => res.end());
     }
   });
   server.keepAliveTimeout = 65_000;
@@ -235,10 +239,61 @@ async function writeFetchResponse(res: http.ServerResponse, response: Response) 
   res.end();
 }
 
+/** `/readyz` answers within this many ms whatever the database does. */
+const READY_TIMEOUT_MS = 800;
+
+/** `SELECT 1` raced against a timer: a frozen database is "not ready", not a hung probe. */
+async function databaseReady(prisma: Db): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const probe = prisma.$queryRaw`SELECT 1`.then(
+    () => true,
+    () => false,
+  );
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([probe, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const retryAfter = { 'Retry-After': String(RETRY_AFTER_SECONDS) };
+
+/**
+ * A GraphQL response whose every error is SERVICE_UNAVAILABLE and that has no data left (null,
+ * or only null root fields) failed as a whole because of the database: HTTP 503 + Retry-After.
+ * Errors outside execution (the token lookup) already carry that status from `maskError`.
+ */
+function useServiceUnavailableStatus(): Plugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
+      const errors = result.errors ?? [];
+      if (!errors.length || !errors.every((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) return;
+      const data = result.data as Record<string, unknown> | null | undefined;
+      if (data && Object.values(data).some((v) => v !== null)) return;
+      setResult({ ...result, extensions: { ...result.extensions, http: { status: 503, headers: retryAfter } } });
+    },
+  };
+}
+
 /** Expected errors keep their code (and field); anything else is logged and masked. */
 function maskError(error: unknown, message: string, log: Logger): Error {
   const gqlError = error instanceof GraphQLError ? error : undefined;
   const original = gqlError?.originalError ?? error;
+  if (isDatabaseUnavailable(original)) {
+    // An outage fails every request: a warning each, not an "unexpected error".
+    log.warn({ err: original }, 'database unavailable');
+    return new GraphQLError(serviceUnavailable().message, {
+      nodes: gqlError?.nodes,
+      path: gqlError?.path,
+      // A field's error leaves the response 200 unless nothing else succeeded (see
+      // useServiceUnavailableStatus); an error outside execution is the whole response.
+      extensions: { code: 'SERVICE_UNAVAILABLE', http: gqlError?.path ? { status: 200 } : { status: 503, headers: retryAfter } },
+    });
+  }
   if (original instanceof AppError) {
     return new GraphQLError(original.message, {
       nodes: gqlError?.nodes,

@@ -4,7 +4,7 @@
 import Router from 'find-my-way';
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
 import { z } from 'zod';
-import { AppError, HTTP_STATUS, zodToAppError } from '../domain/errors.ts';
+import { AppError, HTTP_STATUS, RETRY_AFTER_SECONDS, isDatabaseUnavailable, serviceUnavailable, zodToAppError } from '../domain/errors.ts';
 import { ID_PREFIXES, type IdType } from '../domain/ids.ts';
 import type { Context } from '../graphql/context.ts';
 
@@ -267,6 +267,11 @@ export function errorBody(status: number, message: string) {
 
 function errorResponse(err: unknown, ctx: Context): RestResponse {
   const original = err instanceof GraphQLError ? (err.originalError ?? err) : err;
+  if (isDatabaseUnavailable(original)) {
+    // An outage fails every request: a warning each, not an "unexpected error".
+    ctx.log.warn({ err: original }, 'database unavailable');
+    return { status: 503, body: errorBody(503, serviceUnavailable().message), headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } };
+  }
   if (original instanceof AppError) {
     const status = HTTP_STATUS[original.code];
     return { status, body: errorBody(status, original.message) };
