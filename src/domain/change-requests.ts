@@ -11,6 +11,9 @@
 //   (`SELECT … FOR UPDATE`) before reading main, so two racing merges serialize: the second sees
 //   the first one's result as main and merges on top of it or reports conflicts. Conflicts change
 //   nothing.
+// - Locks: every transaction here takes the space row, then the change request row, through
+//   `lockSpaceAndChangeRequest` (db/locks.ts: merges in `update` mode, the others in `share`
+//   mode), and runs in `transaction()`, which re-runs it on a deadlock or serialization failure.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { ChangeRequest, Prisma, Role, Space } from '../generated/prisma/client.ts';
@@ -20,9 +23,11 @@ import { badRequest, conflict, forbidden, notFound, parseInput } from './errors.
 import { applyChanges, insertPageVersions, loadRevision, writeRevision, walkTree, type TreeNode, type LoadedRevision } from './revisions.ts';
 import { planThreeWayMerge, type MergeConflict } from './three-way.ts';
 import { atLeast } from '../auth/roles.ts';
-import { fetchForUser } from './content.ts';
+import { prepareFileFetcher } from './content.ts';
 import { renderPagesPdf, type PdfPage } from './pdf.ts';
 import { assertEditable } from './spaces.ts';
+import { lockSpaceAndChangeRequest, type SpaceLockMode } from '../db/locks.ts';
+import { transaction } from '../db/transaction.ts';
 
 export const CHANGE_REQUEST_STATUSES = ['draft', 'open', 'archived', 'merged'] as const;
 export type ChangeRequestStatus = (typeof CHANGE_REQUEST_STATUSES)[number];
@@ -115,7 +120,7 @@ export async function createChangeRequest(ctx: DomainContext, spaceId: string, r
   const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
   await ctx.access.requireSpace(space, 'edit');
   const input = parseInput(CreateChangeRequestInput, raw);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     // Row lock on the space: concurrent creations queue here and each gets the next number; the
     // current revision read under the same lock is the one a racing merge left behind.
     const rows = await tx.$queryRaw<Array<{ seq: number; revisionId: string | null }>>`
@@ -157,8 +162,8 @@ export async function updateChangeRequest(ctx: DomainContext, spaceId: string, i
   const { changeRequest: cr, role } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'read');
   if (cr.createdById !== viewer.user.id && !atLeast(role, 'edit')) throw forbidden('Only the author or an editor of the space can change a change request');
   const input = parseInput(UpdateChangeRequestInput, raw);
-  return ctx.prisma.$transaction(async (tx) => {
-    const current = await lockChangeRequest(tx, cr.id);
+  return transaction(ctx.prisma, async (tx) => {
+    const { current } = await lockChangeRequest(tx, spaceId, cr.id, 'share');
     if (input.status !== undefined && current.status === 'merged') {
       throw conflict('The change request is merged; its status cannot change');
     }
@@ -173,18 +178,12 @@ export async function updateChangeRequest(ctx: DomainContext, spaceId: string, i
   }, TX_OPTIONS);
 }
 
-async function lockChangeRequest(tx: Tx, id: string): Promise<ChangeRequest> {
-  await tx.$queryRaw`SELECT 1 AS locked FROM "ChangeRequest" WHERE id = ${id} FOR UPDATE`;
-  const cr = await tx.changeRequest.findUnique({ where: { id } });
-  if (!cr) throw notFound('Change request');
-  return cr;
-}
-
-async function lockSpace(tx: Tx, id: string): Promise<{ revisionId: string; editMode: string }> {
-  const rows = await tx.$queryRaw<Array<{ revisionId: string | null; editMode: string; deletedAt: Date | null }>>`
-    SELECT "revisionId", "editMode"::text AS "editMode", "deletedAt" FROM "Space" WHERE id = ${id} FOR UPDATE`;
-  if (!rows.length || rows[0].deletedAt || !rows[0].revisionId) throw notFound('Space');
-  return { revisionId: rows[0].revisionId, editMode: rows[0].editMode };
+/** Lock the space (in `mode`), then the change request (db/locks.ts): main as locked and the change request. */
+async function lockChangeRequest(tx: Tx, spaceId: string, id: string, mode: SpaceLockMode) {
+  const { space, changeRequest } = await lockSpaceAndChangeRequest(tx, spaceId, id, mode);
+  if (!space || space.deletedAt || !space.revisionId) throw notFound('Space');
+  if (!changeRequest) throw notFound('Change request');
+  return { main: { revisionId: space.revisionId, editMode: space.editMode }, current: changeRequest };
 }
 
 // ------------------------------------------------------------------ authoring
@@ -199,8 +198,12 @@ export async function applyChangeRequestContent(ctx: DomainContext, spaceId: str
   const viewer = ctx.access.requireViewer();
   const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'edit');
   assertEditable(space);
-  return ctx.prisma.$transaction(async (tx) => {
-    const current = await lockChangeRequest(tx, cr.id);
+  // Files named by URL are fetched once, before the transaction (no lock held during network
+  // I/O, and a retried transaction does not fetch them again).
+  const fetchFile = await prepareFileFetcher(ctx, changes);
+  return transaction(ctx.prisma, async (tx) => {
+    // Space in share mode first: this inserts revisions that point at the space (db/locks.ts).
+    const { current } = await lockChangeRequest(tx, spaceId, cr.id, 'share');
     assertEditableChangeRequest(current);
     const result = await applyChanges(tx, {
       spaceId,
@@ -210,7 +213,7 @@ export async function applyChangeRequestContent(ctx: DomainContext, spaceId: str
       createdById: viewer.user.id,
       changeRequestId: current.id,
       storage: ctx.services.storage,
-      fetchFile: (url) => fetchForUser(ctx, url),
+      fetchFile,
     });
     const changeRequest = await tx.changeRequest.update({
       where: { id: current.id },
@@ -258,11 +261,10 @@ export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, id
   const viewer = ctx.access.requireViewer();
   const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'review');
   assertEditable(space);
-  return ctx.prisma.$transaction(async (tx) => {
-    // Lock order everywhere: space row, then change request row.
-    const main = await lockSpace(tx, spaceId);
-    assertEditable({ id: spaceId, editMode: main.editMode as Space['editMode'] });
-    const current = await lockChangeRequest(tx, cr.id);
+  return transaction(ctx.prisma, async (tx) => {
+    // Lock order everywhere: space row, then change request row (db/locks.ts).
+    const { main, current } = await lockChangeRequest(tx, spaceId, cr.id, 'update');
+    assertEditable({ id: spaceId, editMode: main.editMode });
     if (current.status === 'merged') throw conflict('The change request is already merged');
     if (current.status === 'archived') throw conflict('The change request is archived; reopen it before merging');
     const [base, target, source] = await loadThree(tx, lastBaseOf(current), main.revisionId, current.revisionId);
@@ -297,12 +299,11 @@ export async function updateChangeRequestFromMain(ctx: DomainContext, spaceId: s
   const viewer = ctx.access.requireViewer();
   const { space: spaceRow, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'edit');
   assertEditable(spaceRow);
-  return ctx.prisma.$transaction(async (tx) => {
-    const current = await lockChangeRequest(tx, cr.id);
+  return transaction(ctx.prisma, async (tx) => {
+    // Main cannot move while the space is held in share mode, so the update merges a stable main.
+    const { main, current } = await lockChangeRequest(tx, spaceId, cr.id, 'share');
     assertEditableChangeRequest(current);
-    const space = await tx.space.findUnique({ where: { id: spaceId }, select: { revisionId: true } });
-    const mainId = space?.revisionId;
-    if (!mainId) throw notFound('Space');
+    const mainId = main.revisionId;
     if (mainId === lastBaseOf(current)) return { result: 'update', revision: current.revisionId, changeRequest: current, conflicts: [] } as MergeOutcome<'update'>;
     const [base, target, source] = await loadThree(tx, lastBaseOf(current), current.revisionId, mainId);
     const plan = planThreeWayMerge(base, target, source, { spaceId, now: ctx.clock.now() });

@@ -13,6 +13,8 @@ import type { Collection, ContentGrant, Prisma, Role } from '../generated/prisma
 import { newId } from './ids.ts';
 import { AppError, badRequest, conflict, notFound, parseInput } from './errors.ts';
 import { ROLES } from '../auth/roles.ts';
+import { transaction } from '../db/transaction.ts';
+import { lockTree } from '../db/locks.ts';
 
 // ------------------------------------------------------------------ inputs
 
@@ -64,12 +66,8 @@ export const TransferContentInput = z.strictObject({ organization: z.string().mi
 
 // ------------------------------------------------------------------ locking and ordering
 
-/** Serialize structural changes of an organization's tree (transaction-scoped advisory lock). */
-export async function lockTree(tx: Tx, ...organizationIds: string[]) {
-  for (const id of [...new Set(organizationIds)].sort()) {
-    await tx.$queryRaw`SELECT 1 AS ok FROM pg_advisory_xact_lock(hashtextextended(${`docgraph:tree:${id}`}, 0))`;
-  }
-}
+/** Serialize structural changes of an organization's tree (advisory lock, first in the lock order of db/locks.ts). */
+export { lockTree };
 
 export type TreeKind = 'space' | 'collection';
 export type TreeItem = { kind: TreeKind; id: string; position: number; createdAt: Date };
@@ -170,7 +168,7 @@ export async function createCollection(ctx: DomainContext, organizationId: strin
   ctx.access.requireViewer();
   await ctx.access.requireOrganization(organizationId, 'create');
   const input = parseInput(CreateCollectionInput, raw);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, organizationId);
     const parent = await requireContainer(ctx, tx, organizationId, input.parent ?? null);
     return tx.collection.create({
@@ -189,7 +187,7 @@ export async function createCollection(ctx: DomainContext, organizationId: strin
 export async function updateCollection(ctx: DomainContext, id: string, raw: unknown): Promise<Collection> {
   const collection = await getCollection(ctx, id, 'admin');
   const input = parseInput(UpdateCollectionInput, raw);
-  return ctx.prisma.$transaction((tx) =>
+  return transaction(ctx.prisma, (tx) =>
     tx.collection.update({
       where: { id: collection.id },
       data: {
@@ -216,7 +214,7 @@ export async function deleteCollection(ctx: DomainContext, id: string): Promise<
     return false;
   }
   await ctx.access.requireCollection(existing, 'admin');
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, existing.organizationId);
     const c = await tx.collection.findUnique({ where: { id }, include: { grants: true } });
     if (!c) return false;
@@ -283,7 +281,7 @@ type Movable = { kind: TreeKind; id: string; organizationId: string; parentId: s
  */
 export async function moveContent(ctx: DomainContext, item: Movable, raw: unknown): Promise<void> {
   const input = parseInput(MoveContentInput, raw);
-  await ctx.prisma.$transaction(async (tx) => {
+  await transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, item.organizationId);
     const fresh =
       item.kind === 'space'
@@ -360,7 +358,7 @@ export async function transferContent(ctx: DomainContext, item: Movable, raw: un
   await ctx.access.requireOrganization(from, 'admin');
   if (to === from) throw conflict(`The ${item.kind} already belongs to this organization`);
   await ctx.access.requireOrganization(to, 'admin');
-  await ctx.prisma.$transaction(async (tx) => {
+  await transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, from, to);
     const fresh =
       item.kind === 'space'

@@ -12,6 +12,7 @@ import { badRequest, forbidden, notFound, parseInput } from './errors.ts';
 import { atLeast } from '../auth/roles.ts';
 import { documentToMarkdown } from './markdown.ts';
 import { loadRevision } from './revisions.ts';
+import { transaction } from '../db/transaction.ts';
 
 export const CommentBody = z.union([
   z.strictObject({ markdown: z.string().max(100_000) }),
@@ -176,7 +177,7 @@ async function updateCommentOrReply(
   if ((input.addedReactions?.length || input.removedReactions?.length) && !perms.react) throw forbidden('Reacting needs the comment role');
   const markdown = input.body !== undefined ? bodyToMarkdown(input.body, 'body') : undefined;
   const now = ctx.clock.now();
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     if (input.addedReactions?.length) {
       // One reaction per user per emoji: adding twice changes nothing.
       await tx.reaction.createMany({

@@ -5,13 +5,14 @@
 // change request's head. The GraphQL layer loads revisions and page versions in batches
 // (graphql/content.ts) and hands them to `buildRevisionContent`, which is pure.
 import type { DomainContext } from './context.ts';
-import type { PageVersion, Revision, Space } from '../generated/prisma/client.ts';
+import type { PageVersion, Revision } from '../generated/prisma/client.ts';
 import { AppError, notFound, parseInput } from './errors.ts';
 import { applyChanges, ContentChangesInput, type TreeNode } from './revisions.ts';
 import { assertEditable, requireSpaceById } from './spaces.ts';
 import { extractLinks, isInAppUrl, normalizePagePath } from './markdown.ts';
 import { safeFetch } from './url-guard.ts';
-import type { Tx } from '../db/client.ts';
+import { transaction } from '../db/transaction.ts';
+import { lockSpace } from '../db/locks.ts';
 
 // ------------------------------------------------------------------ the page tree of a revision
 
@@ -294,9 +295,11 @@ export async function applySpaceContentChanges(ctx: DomainContext, spaceId: stri
   assertEditable(space);
   const { changes } = parseInput(ContentChangesInput, { changes: rawChanges });
   const fetchFile = await prepareFileFetcher(ctx, changes);
-  return ctx.prisma.$transaction(
+  return transaction(
+    ctx.prisma,
     async (tx) => {
-      const current = await lockSpace(tx, spaceId);
+      // FOR UPDATE on the space (db/locks.ts): serializes writers of its current revision.
+      const current = await lockSpace(tx, spaceId, 'update');
       if (!current) throw notFound('Space');
       assertEditable({ id: spaceId, ...current });
       if (!current.revisionId) throw notFound('Revision');
@@ -313,13 +316,6 @@ export async function applySpaceContentChanges(ctx: DomainContext, spaceId: stri
     },
     { timeout: 30_000, maxWait: 10_000 },
   );
-}
-
-/** `SELECT … FOR UPDATE` on a space: serializes writers of its current revision. */
-export async function lockSpace(tx: Tx, spaceId: string) {
-  const rows = await tx.$queryRaw<Array<{ revisionId: string | null; editMode: Space['editMode']; deletedAt: Date | null }>>`
-    SELECT "revisionId", "editMode"::text AS "editMode", "deletedAt" FROM "Space" WHERE id = ${spaceId} FOR UPDATE`;
-  return rows[0];
 }
 
 export function pageNotInRevision(pageId: string) {

@@ -16,11 +16,12 @@ import { registerTask, type TaskDeps } from '../jobs.ts';
 import { AppError, badRequest, notFound, parseInput } from './errors.ts';
 import { newId } from './ids.ts';
 import { assertEditable, requireSpaceById } from './spaces.ts';
-import { lockSpace } from './content.ts';
 import { imageDimensions, insertPageVersions, loadRevision, slugify, writeRevision, type TreeNode } from './revisions.ts';
 import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from './url-guard.ts';
 import { importFromSource, type Fetcher } from './importers.ts';
 import { codeRanges } from './markdown.ts';
+import { transaction } from '../db/transaction.ts';
+import { lockImportJob, lockSpace, lockSpaceAndChangeRequest } from '../db/locks.ts';
 
 export const IMPORT_SOURCES = ['website', 'docx', 'markdown', 'html', 'zip', 'confluence', 'github-wiki', 'notion', 'google-docs'] as const;
 export type ImportSource = (typeof IMPORT_SOURCES)[number];
@@ -79,7 +80,7 @@ export async function startImport(ctx: DomainContext, target: ImportTarget, raw:
     baseRevisionId = cr.revisionId;
   }
   if (!baseRevisionId) throw notFound('Revision');
-  const job = await ctx.prisma.$transaction(async (tx) => {
+  const job = await transaction(ctx.prisma, async (tx) => {
     const created = await tx.importJob.create({
       data: {
         id: newId('ImportJob'),
@@ -139,7 +140,8 @@ export async function runImportJob(deps: TaskDeps, jobId: string): Promise<void>
       return { ...f, id, storageKey: `files/${job.spaceId}/${id}`, width: dims?.width ?? null, height: dims?.height ?? null };
     });
     for (const f of files) await deps.services.storage.put(f.storageKey, f.data, f.contentType);
-    await deps.prisma.$transaction(
+    await transaction(
+      deps.prisma,
       (tx) => writeImport(tx, deps, job, converted.pages, files, converted.totalResources),
       { timeout: 60_000, maxWait: 10_000 },
     );
@@ -156,19 +158,21 @@ export async function runImportJob(deps: TaskDeps, jobId: string): Promise<void>
 type StoredFile = { id: string; path: string; name: string; contentType: string; data: Buffer; storageKey: string; width: number | null; height: number | null };
 
 async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: ImportedPage[], files: StoredFile[], totalResources: number) {
-  // The job row first: a second worker running the same job waits here, then sees it finished.
-  const [row] = await tx.$queryRaw<Array<{ state: string }>>`SELECT state::text AS state FROM "ImportJob" WHERE id = ${job.id} FOR UPDATE`;
-  if (!row || row.state === 'complete' || row.state === 'failed') return;
-
+  // Lock order (db/locks.ts): the space (share mode for a change request, whose revisions point
+  // at it; update mode for main), then the change request, then the job row — a second worker
+  // running the same job waits there, then sees it finished.
   let baseRevisionId: string | null;
   if (job.changeRequestId) {
-    const [cr] = await tx.$queryRaw<Array<{ revisionId: string; status: string }>>`
-      SELECT "revisionId", status::text AS status FROM "ChangeRequest" WHERE id = ${job.changeRequestId} FOR UPDATE`;
+    const { changeRequest: cr } = await lockSpaceAndChangeRequest(tx, job.spaceId, job.changeRequestId, 'share');
+    const state = await lockImportJob(tx, job.id);
+    if (!state || state === 'complete' || state === 'failed') return;
     if (!cr) throw new ImportError('The change request no longer exists');
     if (cr.status !== 'open' && cr.status !== 'draft') throw new ImportError(`The change request is ${cr.status}`);
     baseRevisionId = cr.revisionId;
   } else {
-    const space = await lockSpace(tx, job.spaceId);
+    const space = await lockSpace(tx, job.spaceId, 'update');
+    const state = await lockImportJob(tx, job.id);
+    if (!state || state === 'complete' || state === 'failed') return;
     if (!space || space.deletedAt) throw new ImportError('The space no longer exists');
     if (space.editMode === 'locked') throw new ImportError('The space is locked (editMode: locked)');
     baseRevisionId = space.revisionId;

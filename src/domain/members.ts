@@ -11,6 +11,8 @@ import { ROLES } from '../auth/roles.ts';
 import { newId } from './ids.ts';
 import { parseInput, notFound, conflict, forbidden } from './errors.ts';
 import { CreateUserInput, RoleOrGuest, findOrCreateUser } from './users.ts';
+import { transaction } from '../db/transaction.ts';
+import { lockOrganization } from '../db/locks.ts';
 
 export const ListOrder = z.enum(['asc', 'desc']);
 
@@ -68,11 +70,6 @@ export async function getMember(ctx: DomainContext, organizationId: string, user
   return findMember(ctx.prisma, organizationId, userId);
 }
 
-/** Serializes role changes and removals within an organization (the last-admin rule). */
-async function lockOrganization(tx: Tx, organizationId: string) {
-  await tx.$queryRaw`SELECT 1 FROM "Organization" WHERE id = ${organizationId} FOR UPDATE`;
-}
-
 async function ensureAnotherAdmin(tx: Tx, organizationId: string, memberId: string) {
   const others = await tx.member.count({ where: { organizationId, role: 'admin', disabled: false, NOT: { id: memberId } } });
   if (others === 0) throw conflict('The organization must keep at least one admin: make another member admin first');
@@ -82,7 +79,7 @@ async function ensureAnotherAdmin(tx: Tx, organizationId: string, memberId: stri
 export async function updateMember(ctx: DomainContext, organizationId: string, userId: string, raw: unknown) {
   await ctx.access.requireOrganization(organizationId, 'admin');
   const input = parseInput(UpdateMemberInput, raw);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     await lockOrganization(tx, organizationId);
     const member = await findMember(tx, organizationId, userId);
     if (input.role === undefined || input.role === member.role) return member;
@@ -97,7 +94,7 @@ export async function updateMember(ctx: DomainContext, organizationId: string, u
  */
 export async function removeMember(ctx: DomainContext, organizationId: string, userId: string) {
   await ctx.access.requireOrganization(organizationId, 'admin');
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     await lockOrganization(tx, organizationId);
     const member = await tx.member.findUnique({ where: { organizationId_userId: { organizationId, userId } } });
     if (!member) return false;
@@ -111,7 +108,7 @@ export async function removeMember(ctx: DomainContext, organizationId: string, u
 
 export async function setMemberSso(ctx: DomainContext, organizationId: string, userId: string) {
   await ctx.access.requireOrganization(organizationId, 'admin');
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const member = await findMember(tx, organizationId, userId);
     return tx.member.update({ where: { id: member.id }, data: { sso: true } });
   });
@@ -121,7 +118,7 @@ export async function setMemberSso(ctx: DomainContext, organizationId: string, u
 export async function addMember(ctx: DomainContext, organizationId: string, raw: unknown) {
   await ctx.access.requireOrganization(organizationId, 'admin');
   const input = parseInput(AddMemberInput, raw);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const user = await findOrCreateUser(tx, { email: input.email, displayName: input.displayName ?? input.email.split('@')[0] });
     const existing = await tx.member.findUnique({ where: { organizationId_userId: { organizationId, userId: user.id } } });
     if (existing) throw conflict(`${input.email} is already a member of the organization`);

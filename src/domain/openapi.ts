@@ -19,6 +19,8 @@ import { registerTask, type TaskDeps } from '../jobs.ts';
 import type { OpenApiSpec } from '../generated/prisma/client.ts';
 import { safeFetch, FetchTimeoutError } from './url-guard.ts';
 import { parseOpenApi } from './openapi-parse.ts';
+import { transaction } from '../db/transaction.ts';
+import { lockOpenApiSpec } from '../db/locks.ts';
 
 export const OPENAPI_READ_ROLE: Role = 'read';
 /** Same threshold as `Access.organizationPermissions().createOpenAPISpec`. */
@@ -112,7 +114,7 @@ export async function createOpenApiSpec(ctx: DomainContext, organizationId: stri
   await ctx.access.requireOrganization(organizationId, OPENAPI_WRITE_ROLE);
   const input = parseInput(CreateOpenApiSpecInput, rawInput);
   try {
-    return await ctx.prisma.$transaction(async (tx) => {
+    return await transaction(ctx.prisma, async (tx) => {
       const taken = await tx.openApiSpec.findUnique({ where: { organizationId_slug: { organizationId, slug: input.slug } }, select: { id: true } });
       if (taken) throw conflict(`An OpenAPI specification with the slug "${input.slug}" already exists`);
       const now = ctx.clock.now();
@@ -134,7 +136,7 @@ export async function upsertOpenApiSpec(ctx: DomainContext, organizationId: stri
   const parsedSlug = OpenApiSpecSlug.safeParse(slug);
   if (!parsedSlug.success) throw badRequest('specSlug', parsedSlug.error.issues[0].message);
   try {
-    return await ctx.prisma.$transaction(async (tx) => {
+    return await transaction(ctx.prisma, async (tx) => {
       const now = ctx.clock.now();
       const existing = await tx.openApiSpec.findUnique({ where: { organizationId_slug: { organizationId, slug } } });
       let spec: OpenApiSpec;
@@ -217,10 +219,8 @@ export async function processOpenApiSpec(payload: unknown, deps: TaskDeps) {
     outcome = { ok: false, code: err.code, message: err.message };
   }
 
-  await prisma.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<Array<{ sourceURL: string | null; sourceText: string | null; lastVersionId: string | null; processingState: string }>>`
-      SELECT "sourceURL", "sourceText", "lastVersionId", "processingState"::text AS "processingState" FROM "OpenApiSpec" WHERE id = ${specId} FOR UPDATE`;
-    const current = rows[0];
+  await transaction(prisma, async (tx) => {
+    const current = await lockOpenApiSpec(tx, specId);
     if (!current) return; // deleted meanwhile
     // Superseded: an update changed the source, or asked for a new fetch (state back to pending),
     // while this run worked; the job it enqueued will record the outcome.

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import { parseInput, badRequest } from './errors.ts';
 import { OrganizationTitle, RoleOrGuest } from './users.ts';
+import { transaction } from '../db/transaction.ts';
 
 const Hostname = z
   .string()
@@ -30,7 +31,7 @@ export type UpdateOrganizationInput = z.infer<typeof UpdateOrganizationInput>;
 export async function updateOrganization(ctx: DomainContext, id: string, rawInput: unknown) {
   await ctx.access.requireOrganization(id, 'admin');
   const input = parseInput(UpdateOrganizationInput, rawInput);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     if (input.defaultContent) {
       const site = await tx.site.findFirst({ where: { id: input.defaultContent.site, organizationId: id }, select: { id: true } });
       if (!site) throw badRequest('defaultContent.site', 'no such site in this organization');

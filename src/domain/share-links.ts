@@ -11,6 +11,7 @@ import type { ShareLink, Site } from '../generated/prisma/client.ts';
 import { newId, newSecret } from './ids.ts';
 import { badRequest, notFound, parseInput } from './errors.ts';
 import { requireSite } from './sites.ts';
+import { transaction } from '../db/transaction.ts';
 
 export const ShareLinkName = z.string().max(50);
 export const CreateShareLinkInput = z.strictObject({ name: ShareLinkName });
@@ -30,7 +31,7 @@ export async function updateShareLink(ctx: DomainContext, organizationId: string
   const site = await requireSite(ctx, organizationId, siteId, 'admin');
   const input = parseInput(UpdateShareLinkInput, raw);
   if (input.active === undefined && input.name === undefined) throw badRequest('body', 'give at least one of active, name');
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const link = await tx.shareLink.findFirst({ where: { id: shareLinkId, siteId: site.id } });
     if (!link) throw notFound('Share link');
     return tx.shareLink.update({ where: { id: link.id }, data: input });

@@ -55,12 +55,10 @@ export const ROOT: Container = { kind: 'root' };
 
 /**
  * Serialize structural writes on one site: every transaction that changes positions takes this
- * row lock first, so two concurrent moves cannot both compute positions from the same snapshot.
+ * row lock first, so two concurrent moves cannot both compute positions from the same snapshot
+ * (db/locks.ts, where the lock order lives).
  */
-export async function lockSite(tx: Tx, siteId: string): Promise<boolean> {
-  const rows = await tx.$queryRaw<Array<{ id: string }>>`SELECT "id" FROM "Site" WHERE "id" = ${siteId} FOR UPDATE`;
-  return rows.length > 0;
-}
+export { lockSite } from '../db/locks.ts';
 
 export async function loadSnapshot(tx: Tx, siteId: string): Promise<StructureSnapshot> {
   const [site, sections, groups, siteSpaces] = await Promise.all([

@@ -24,6 +24,7 @@ import { parseCondition } from './conditions.ts';
 import { applyChanges, slugify } from './revisions.ts';
 import { createSpaceInTransaction } from './spaces.ts';
 import { resolveShareKey } from './share-links.ts';
+import { transaction } from '../db/transaction.ts';
 import {
   type Container,
   type ItemRef,
@@ -209,7 +210,7 @@ function checkCondition(field: string, condition: string | null | undefined) {
 /** Run a structural write: one transaction, the site row locked, a fresh snapshot. */
 async function structural<T>(ctx: DomainContext, siteId: string, fn: (tx: Tx, snap: StructureSnapshot) => Promise<T>): Promise<T> {
   try {
-    return await ctx.prisma.$transaction(async (tx) => {
+    return await transaction(ctx.prisma, async (tx) => {
       if (!(await lockSite(tx, siteId))) throw notFound('Site');
       return fn(tx, await loadSnapshot(tx, siteId));
     });
@@ -283,7 +284,7 @@ export async function createSite(ctx: DomainContext, organizationId: string, raw
     }
   }
   const title = input.title ?? 'Untitled site';
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const id = newId('Site');
     const now = ctx.clock.now();
     await tx.site.create({
@@ -357,7 +358,7 @@ export async function updateSite(ctx: DomainContext, organizationId: string | un
 export async function deleteSite(ctx: DomainContext, organizationId: string, siteId: string): Promise<boolean> {
   const m = await ctx.access.requireOrganization(organizationId);
   if (!atLeast(m.role, 'admin')) throw forbidden('This requires the admin role in the organization');
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const r = await tx.site.deleteMany({ where: { id: siteId, organizationId } });
     if (r.count === 0) return false;
     // The organization's default content must not point at a deleted site.
@@ -374,7 +375,7 @@ export async function deleteSite(ctx: DomainContext, organizationId: string, sit
  */
 export async function publishSite(ctx: DomainContext, organizationId: string | undefined, siteId: string): Promise<Site> {
   await requireSite(ctx, organizationId, siteId, 'admin');
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const content = await tx.siteSpace.count({ where: { siteId, space: { deletedAt: null } } });
     if (content === 0) throw badRequest('siteSpaces', 'the site has no content to publish; add a space first');
     return tx.site.update({ where: { id: siteId }, data: { published: true, updatedAt: ctx.clock.now() } });

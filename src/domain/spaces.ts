@@ -13,6 +13,7 @@ import { AppError, parseInput, notFound, badRequest, conflict } from './errors.t
 import { createInitialRevision, insertPageVersions, loadRevision, writeRevision, type TreeNode } from './revisions.ts';
 import { RoleOrGuest } from './users.ts';
 import { DAY_MS } from './clock.ts';
+import { transaction } from '../db/transaction.ts';
 import {
   DefaultLevelInput,
   lockTree,
@@ -90,7 +91,7 @@ export function assertEditable(space: Pick<Space, 'id' | 'editMode'> & { deleted
 
 /** Create a space with an empty first revision, at the end of its parent. Needs `create` in the org. */
 export async function createSpace(ctx: DomainContext, organizationId: string, raw: unknown): Promise<Space> {
-  return ctx.prisma.$transaction((tx) => createSpaceInTransaction(ctx, tx, organizationId, raw));
+  return transaction(ctx.prisma, (tx) => createSpaceInTransaction(ctx, tx, organizationId, raw));
 }
 
 /** `createSpace` inside the caller's transaction (a site created with a new space, say). */
@@ -134,7 +135,7 @@ export async function updateSpace(ctx: DomainContext, id: string, raw: unknown):
   else if (input.emoji === null) data.emoji = null;
   if (typeof input.icon === 'string') Object.assign(data, { icon: input.icon, emoji: null });
   else if (input.icon === null) data.icon = null;
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const r = await tx.space.updateMany({ where: { id: space.id, deletedAt: null }, data: data as Prisma.SpaceUpdateManyMutationInput });
     if (r.count === 0) throw notFound('Space');
     return tx.space.findUniqueOrThrow({ where: { id: space.id } });
@@ -153,7 +154,7 @@ export async function deleteSpace(ctx: DomainContext, id: string): Promise<boole
   if (!space) return false;
   await ctx.access.requireSpace(space, 'admin', { includeDeleted: true });
   if (space.deletedAt) return false;
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, space.organizationId);
     const r = await tx.space.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: ctx.clock.now(), deletedById: viewer.user.id } });
     if (r.count === 0) return false;
@@ -171,7 +172,7 @@ export async function restoreSpace(ctx: DomainContext, id: string): Promise<Spac
   if (ctx.clock.now().getTime() - space!.deletedAt.getTime() >= RESTORE_WINDOW_MS) {
     throw new AppError('BAD_REQUEST', 'The space was deleted more than 7 days ago and can no longer be restored');
   }
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, space!.organizationId);
     const fresh = await tx.space.findUnique({ where: { id } });
     if (!fresh) throw notFound('Space');
@@ -195,17 +196,17 @@ export async function purgeDeletedSpaces(deps: Pick<TaskDeps, 'prisma' | 'clock'
     const batch = await deps.prisma.space.findMany({ where: { deletedAt: { lt: cutoff } }, select: { id: true }, take: batchSize, orderBy: { deletedAt: 'asc' } });
     if (batch.length === 0) break;
     const ids = batch.map((s) => s.id);
-    const keys = await deps.prisma.$transaction(async (tx) => {
+    const removed = await transaction(deps.prisma, async (tx) => {
       const expired = (await tx.space.findMany({ where: { id: { in: ids }, deletedAt: { lt: cutoff } }, select: { id: true } })).map((s) => s.id);
       const files = await tx.file.findMany({ where: { spaceId: { in: expired } }, select: { storageKey: true } });
       // Take them out of sites first, so positions and default pointers stay consistent.
       await removeSpacesFromSites(tx, expired);
       const r = await tx.space.deleteMany({ where: { id: { in: expired } } });
-      purged += r.count;
-      return files.map((f) => f.storageKey);
+      return { count: r.count, keys: files.map((f) => f.storageKey) };
     });
+    purged += removed.count; // counted after the commit: a retried transaction must not count twice
     // Stored bytes go after the rows are gone (a crash here leaves orphan bytes, never dangling rows).
-    for (const key of keys) {
+    for (const key of removed.keys) {
       await deps.services.storage.delete(key).catch((err) => deps.log.warn({ err, key }, 'could not delete a purged file'));
     }
     if (batch.length < batchSize) break;
@@ -233,7 +234,7 @@ const COPY_SUFFIX = ' (copy)';
 export async function duplicateSpace(ctx: DomainContext, id: string): Promise<Space> {
   const viewer = ctx.access.requireViewer();
   const source = await requireSpaceById(ctx, id, 'read');
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, source.organizationId);
     const fresh = await tx.space.findUnique({ where: { id } });
     if (!fresh || fresh.deletedAt) throw notFound('Space');

@@ -24,6 +24,7 @@ import { RoleOrGuest } from './users.ts';
 import { issueToken } from '../auth/tokens.ts';
 import { parseCertificate } from './x509.ts';
 import { validateSamlResponse } from './saml-response.ts';
+import { transaction } from '../db/transaction.ts';
 
 export const SAML_READ_ROLE: Role = 'read';
 export const SAML_WRITE_ROLE: Role = 'admin';
@@ -146,7 +147,7 @@ async function providerColumns(tx: Tx, organizationId: string, input: UpdateSaml
 export async function createSamlProvider(ctx: DomainContext, organizationId: string, rawInput: unknown) {
   await ctx.access.requireOrganization(organizationId, SAML_WRITE_ROLE);
   const input = parseInput(CreateSamlProviderInput, rawInput);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const data = await providerColumns(tx, organizationId, input);
     return tx.samlProvider.create({
       data: { id: newId('SamlProvider'), organizationId, label: input.label, ...data, createdAt: ctx.clock.now() },
@@ -157,7 +158,7 @@ export async function createSamlProvider(ctx: DomainContext, organizationId: str
 export async function updateSamlProvider(ctx: DomainContext, organizationId: string, id: string, rawInput: unknown) {
   await ctx.access.requireOrganization(organizationId, SAML_WRITE_ROLE);
   const input = parseInput(UpdateSamlProviderInput, rawInput);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const existing = await tx.samlProvider.findFirst({ where: { id, organizationId }, select: { id: true } });
     if (!existing) throw notFound('SAML provider');
     const data = await providerColumns(tx, organizationId, input);
@@ -209,7 +210,7 @@ export async function samlSignIn(ctx: DomainContext, providerId: string, samlRes
   const email = AssertedEmail.safeParse(result.email);
   if (!email.success) throw forbidden('SAML response rejected: the assertion carries no valid e-mail address');
 
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const now = ctx.clock.now();
     await refuseReplay(tx, provider.id, samlResponseB64, now);
     const displayName = result.displayName?.trim().slice(0, 255) || email.data.split('@')[0];

@@ -7,6 +7,7 @@ import type { Tx } from '../db/client.ts';
 import type { Member, Prisma, TeamRole } from '../generated/prisma/client.ts';
 import { newId } from './ids.ts';
 import { parseInput, notFound, forbidden, badRequest } from './errors.ts';
+import { transaction } from '../db/transaction.ts';
 
 export const TeamTitle = z.string().trim().min(1).max(64);
 export const TeamRoleSchema = z.enum(['owner', 'member']);
@@ -100,7 +101,7 @@ async function resolveMembers(tx: Tx, organizationId: string, keys: Array<{ key:
 export async function createTeam(ctx: DomainContext, organizationId: string, raw: unknown) {
   const me = await requireListTeams(ctx, organizationId);
   const input = parseInput(CreateTeamInput, raw);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const keys = (input.members ?? []).map((key, i) => ({ key, field: `members.${i}` }));
     const userIds = new Set((await resolveMembers(tx, organizationId, keys)).values());
     const now = ctx.clock.now();
@@ -117,7 +118,7 @@ export async function createTeam(ctx: DomainContext, organizationId: string, raw
 export async function updateTeam(ctx: DomainContext, organizationId: string, teamId: string, raw: unknown) {
   await requireTeam(ctx, organizationId, teamId, 'admin');
   const input = parseInput(UpdateTeamInput, raw);
-  return ctx.prisma.$transaction((tx) => tx.team.update({ where: { id: teamId }, data: { title: input.title } }));
+  return transaction(ctx.prisma, (tx) => tx.team.update({ where: { id: teamId }, data: { title: input.title } }));
 }
 
 /** True when deleted, false when there was no such team. Its grants go with it. */
@@ -125,7 +126,7 @@ export async function deleteTeam(ctx: DomainContext, organizationId: string, tea
   const found = await teamWithPermissions(ctx, organizationId, teamId);
   if (!found) return false;
   if (!found.permissions.admin) throw forbidden(MANAGE_ONLY);
-  const r = await ctx.prisma.$transaction((tx) => tx.team.deleteMany({ where: { id: teamId, organizationId } }));
+  const r = await transaction(ctx.prisma, (tx) => tx.team.deleteMany({ where: { id: teamId, organizationId } }));
   return r.count > 0;
 }
 
@@ -136,7 +137,7 @@ export async function deleteTeam(ctx: DomainContext, organizationId: string, tea
 export async function updateTeamMembers(ctx: DomainContext, organizationId: string, teamId: string, raw: unknown) {
   const team = await requireTeam(ctx, organizationId, teamId, 'admin');
   const input = parseInput(UpdateTeamMembersInput, raw);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const add = input.add ?? [];
     const remove = input.remove ?? [];
     const memberships = Object.entries(input.memberships ?? {});
@@ -171,7 +172,7 @@ export async function updateTeamMembers(ctx: DomainContext, organizationId: stri
 export async function setTeamMember(ctx: DomainContext, organizationId: string, teamId: string, userId: string, raw: unknown) {
   await requireTeam(ctx, organizationId, teamId, 'admin');
   const input = parseInput(SetTeamMemberInput, raw);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const member = await tx.member.findUnique({ where: { organizationId_userId: { organizationId, userId } }, select: { id: true } });
     if (!member) throw notFound('Member');
     return tx.teamMember.upsert({
@@ -185,7 +186,7 @@ export async function setTeamMember(ctx: DomainContext, organizationId: string, 
 /** True when removed, false when the user was not in the team. */
 export async function removeTeamMember(ctx: DomainContext, organizationId: string, teamId: string, userId: string) {
   await requireTeam(ctx, organizationId, teamId, 'admin');
-  const r = await ctx.prisma.$transaction((tx) => tx.teamMember.deleteMany({ where: { teamId, userId } }));
+  const r = await transaction(ctx.prisma, (tx) => tx.teamMember.deleteMany({ where: { teamId, userId } }));
   return r.count > 0;
 }
 

@@ -6,6 +6,7 @@ import type { DomainContext } from './context.ts';
 import { parseInput, notFound } from './errors.ts';
 import { newId } from './ids.ts';
 import { atLeast, type Role } from '../auth/roles.ts';
+import { transaction } from '../db/transaction.ts';
 
 export const TRANSLATIONS_READ_ROLE: Role = 'read';
 export const TRANSLATIONS_WRITE_ROLE: Role = 'admin';
@@ -68,7 +69,7 @@ export async function createTranslationSettings(ctx: DomainContext, organization
   await ctx.access.requireOrganization(organizationId, TRANSLATIONS_WRITE_ROLE);
   const input = parseInput(CreateTranslationSettingsInput, rawInput);
   const now = ctx.clock.now();
-  return ctx.prisma.$transaction((tx) =>
+  return transaction(ctx.prisma, (tx) =>
     tx.translationSettings.create({
       data: {
         id: newId('TranslationSettings'),
@@ -85,7 +86,7 @@ export async function createTranslationSettings(ctx: DomainContext, organization
 export async function updateTranslationSettings(ctx: DomainContext, organizationId: string, id: string, rawInput: unknown) {
   await ctx.access.requireOrganization(organizationId, TRANSLATIONS_WRITE_ROLE);
   const input = parseInput(UpdateTranslationSettingsInput, rawInput);
-  return ctx.prisma.$transaction(async (tx) => {
+  return transaction(ctx.prisma, async (tx) => {
     const r = await tx.translationSettings.updateMany({
       where: { id, organizationId },
       data: {

@@ -1,0 +1,84 @@
+// Interactive transactions that retry PostgreSQL's "try again" failures: serialization failures
+// (SQLSTATE 40001) and deadlocks (40P01). The whole callback runs again on a fresh transaction,
+// a bounded number of times with a small jittered backoff; any other error, and the last
+// retryable one, propagates unchanged.
+//
+// Callbacks must be safe to re-run: everything they wrote to the database was rolled back, so
+// they only need to avoid side effects outside it whose repetition matters. Writing new blobs to
+// file storage under fresh keys is fine (bytes of an attempt that rolled back are unreferenced and
+// the orphan sweep removes them, domain/storage.ts); network fetches belong before the transaction.
+//
+// Prisma 7 on the pg driver adapter reports these errors as PrismaClientKnownRequestError with
+// code P2034 (model operations) or P2010 (raw queries), the SQLSTATE in
+// `meta.driverAdapterError.cause.originalCode` and `kind: 'TransactionWriteConflict'`
+// (docs/decisions.md "Lock order and retries").
+import type { Db, Tx } from './client.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
+
+/** SQLSTATEs after which re-running the transaction can succeed. */
+export const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
+
+/** Attempts in all (the first run plus retries). */
+export const TRANSACTION_ATTEMPTS = 4;
+/** Backoff before retry n (1-based) is uniform in [0, BASE · 2^(n-1)) ms. */
+const BACKOFF_BASE_MS = 25;
+
+export type TransactionOptions = {
+  maxWait?: number;
+  timeout?: number;
+  isolationLevel?: Prisma.TransactionIsolationLevel;
+  /** Attempts in all; default TRANSACTION_ATTEMPTS. */
+  attempts?: number;
+  /** Called before each retry (logging, tests). */
+  onRetry?: (info: RetryInfo) => void;
+};
+
+export type RetryInfo = { attempt: number; sqlState: string; error: unknown };
+const retryListeners = new Set<(info: RetryInfo) => void>();
+
+/** Subscribe to every retry of every `transaction()` in this process (logging, tests); returns the unsubscribe function. */
+export function onTransactionRetry(listener: (info: RetryInfo) => void) {
+  retryListeners.add(listener);
+  return () => retryListeners.delete(listener);
+}
+
+/** The SQLSTATE of a serialization failure or deadlock anywhere in `err`'s chain, else undefined. */
+export function retryableSqlState(err: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  const stack: unknown[] = [err];
+  while (stack.length) {
+    const e = stack.pop() as Record<string, any> | null | undefined;
+    if (!e || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    for (const code of [e.originalCode, e.code]) {
+      if (typeof code === 'string' && RETRYABLE_SQLSTATES.has(code)) return code;
+    }
+    // Prisma's own code for "write conflict or deadlock, please retry" (SQLSTATE not always kept).
+    if (e.code === 'P2034' || e.kind === 'TransactionWriteConflict') {
+      const inner = e.meta?.driverAdapterError?.cause?.originalCode ?? e.cause?.originalCode;
+      return typeof inner === 'string' ? inner : '40001';
+    }
+    stack.push(e.cause, e.meta?.driverAdapterError, e.meta?.driverAdapterError?.cause);
+  }
+  return undefined;
+}
+
+/**
+ * `prisma.$transaction(fn, options)`, re-run on serialization failures and deadlocks. Use it for
+ * every interactive transaction in the domain layer.
+ */
+export async function transaction<T>(prisma: Pick<Db, '$transaction'>, fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  const { attempts = TRANSACTION_ATTEMPTS, onRetry, ...txOptions } = options;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await prisma.$transaction(fn, txOptions);
+    } catch (err) {
+      const sqlState = retryableSqlState(err);
+      if (!sqlState || attempt >= attempts) throw err;
+      const info = { attempt, sqlState, error: err };
+      onRetry?.(info);
+      for (const l of retryListeners) l(info);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * BACKOFF_BASE_MS * 2 ** (attempt - 1)));
+    }
+  }
+}
