@@ -22,6 +22,13 @@ const EnvSchema = z.object({
   EMBEDDED_PG_PORT: z.coerce.number().int().default(5439),
   /** Run background jobs in this process (default true). */
   RUN_WORKER: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** A job locked by a worker process not heard from for this long is handed to another worker. */
+  JOB_LOCK_TIMEOUT_SECONDS: z.coerce.number().int().min(2).max(4 * 3600).default(60),
+  /** How often each worker process records that it is alive (and sweeps for abandoned jobs). */
+  JOB_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+}).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
+  path: ['JOB_HEARTBEAT_SECONDS'],
+  message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
 });
 
 export type Config = {
@@ -39,6 +46,8 @@ export type Config = {
   logLevel: string;
   embeddedPgPort: number;
   runWorker: boolean;
+  jobLockTimeoutSeconds: number;
+  jobHeartbeatSeconds: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -66,5 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     embeddedPgPort: e.EMBEDDED_PG_PORT,
     runWorker: e.RUN_WORKER,
+    jobLockTimeoutSeconds: e.JOB_LOCK_TIMEOUT_SECONDS,
+    jobHeartbeatSeconds: e.JOB_HEARTBEAT_SECONDS,
   };
 }
