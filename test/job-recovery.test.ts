@@ -24,7 +24,9 @@ const held = new Set<http.ServerResponse>();
 const waiters: Array<{ path: string; resolve: () => void }> = [];
 /** Paths whose requests are held open (always, or only the first one). */
 const hangAlways = new Set(['/stuck.md', '/stuck.yaml']);
-const hangFirst = new Set(['/flaky.md', '/flaky.yaml']);
+const hangFirst = new Set(['/flaky.md', '/flaky.yaml', '/frozen.md']);
+/** The held first request per path, to answer it later. */
+const firstHeld = new Map<string, http.ServerResponse>();
 const workers = new Set<ChildProcess>();
 
 beforeAll(async () => {
@@ -40,11 +42,16 @@ beforeAll(async () => {
     if (hangAlways.has(p) || (hangFirst.has(p) && n === 1)) {
       held.add(res);
       res.on('close', () => held.delete(res));
+      if (n === 1) firstHeld.set(p, res);
       return;
     }
     if (p === '/flaky.md') {
       res.writeHead(200, { 'content-type': 'text/markdown' });
       return res.end('# Recovered page\n\nWritten by the second worker.\n');
+    }
+    if (p === '/frozen.md') {
+      res.writeHead(200, { 'content-type': 'text/markdown' });
+      return res.end('# Thawed page\n\nImported once.\n');
     }
     if (p === '/flaky.yaml') {
       res.writeHead(200, { 'content-type': 'application/yaml' });
@@ -102,6 +109,9 @@ async function spawnWorker() {
     async stop() {
       child.kill('SIGTERM');
       await exited;
+    },
+    signal(sig: NodeJS.Signals) {
+      child.kill(sig);
     },
     output: () => output,
   };
@@ -180,6 +190,39 @@ describe('jobs of a killed worker process', () => {
     } finally {
       await second.stop();
     }
+  }, 120_000);
+
+  it('a frozen worker (SIGSTOP) loses its job to another; when it wakes and finishes its fetch, the content is there once', async () => {
+    const spaceId = await newSpace('Frozen import');
+    const before = (await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } })).revisionId;
+    const frozen = await spawnWorker();
+    const fetching = nextRequest('/frozen.md');
+    const jobId = await startImport(spaceId, `${base}/frozen.md`);
+    await fetching;
+    frozen.signal('SIGSTOP'); // alive but silent: no heartbeat
+    try {
+      const second = await spawnWorker();
+      try {
+        const job = await poll(() => importJob(jobId), (j) => j.state === 'complete' || j.state === 'failed');
+        expect(job, second.output()).toMatchObject({ state: 'complete', importedResources: 1 });
+      } finally {
+        await second.stop();
+      }
+      // The first worker wakes up, gets its answer and runs the rest of its (second) run.
+      const res = firstHeld.get('/frozen.md')!;
+      res.writeHead(200, { 'content-type': 'text/markdown' });
+      res.end('# Thawed page\n\nImported once.\n');
+    } finally {
+      frozen.signal('SIGCONT');
+    }
+    await frozen.stop(); // waits for its running job
+    expect(frozen.output()).not.toMatch(/"level":50/);
+    expect(await pageTitles(spaceId)).toEqual(['Thawed page']);
+    const job = await importJob(jobId);
+    expect(job).toMatchObject({ state: 'complete', error: null, importedResources: 1 });
+    const rev = await t.app.prisma.revision.findUniqueOrThrow({ where: { id: job.revision!.id } });
+    expect(rev.parents).toEqual([before]);
+    expect(await t.app.prisma.revision.count({ where: { spaceId } })).toBe(2);
   }, 120_000);
 
   it('an import interrupted on every attempt ends failed with the reason, content unchanged', async () => {
