@@ -36,6 +36,13 @@ const EnvSchema = z.object({
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
   /** Statement timeout for background jobs (imports, purge, …), which have their own pool, ms. */
   DB_JOB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(600_000),
+  /** A job locked by a worker process not heard from for this long is handed to another worker. */
+  JOB_LOCK_TIMEOUT_SECONDS: z.coerce.number().int().min(2).max(4 * 3600).default(60),
+  /** How often each worker process records that it is alive (and sweeps for abandoned jobs). */
+  JOB_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+}).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
+  path: ['JOB_HEARTBEAT_SECONDS'],
+  message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
 });
 
 export type Config = {
@@ -66,6 +73,8 @@ export type Config = {
   dbStatementTimeoutMs: number;
   dbConnectTimeoutMs: number;
   dbJobStatementTimeoutMs: number;
+  jobLockTimeoutSeconds: number;
+  jobHeartbeatSeconds: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -104,5 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
     dbJobStatementTimeoutMs: e.DB_JOB_STATEMENT_TIMEOUT_MS,
+    jobLockTimeoutSeconds: e.JOB_LOCK_TIMEOUT_SECONDS,
+    jobHeartbeatSeconds: e.JOB_HEARTBEAT_SECONDS,
   };
 }

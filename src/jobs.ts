@@ -2,8 +2,18 @@
 // handlers here; jobs are enqueued inside the caller's transaction (graphile_worker.add_job), so a
 // job exists exactly when the change that asked for it committed. Handlers must be idempotent:
 // the queue retries a job whose worker died.
+//
+// Recovery of jobs whose worker died (graphile-worker by itself frees their locks only after 4
+// hours): every worker process records a heartbeat (docgraph_worker.heartbeats, one row per
+// graphile-worker pool, the id jobs are locked by) every `jobHeartbeatSeconds`, and on each beat
+// (and at start-up) sweeps: jobs locked for longer than `jobLockTimeoutSeconds` by a pool not
+// heard from within that time are unlocked and so retried at once; their attempt already counts.
+// A job that has used its last attempt is not retried by the queue: its task's `onGiveUp` marks
+// the domain row failed (the sweep for a job whose worker died on the last attempt, the task
+// wrapper for a handler that threw on the last attempt).
+import { EventEmitter } from 'node:events';
 import pg from 'pg';
-import { Logger as WorkerLogger, run, runMigrations, type Runner, type Task } from 'graphile-worker';
+import { Logger as WorkerLogger, run, runMigrations, type Runner, type Task, type WorkerEvents } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Tx, Db } from './db/client.ts';
 import type { Config } from './config.ts';
@@ -12,13 +22,22 @@ import type { Services } from './services.ts';
 
 export type TaskDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services };
 export type TaskHandler = (payload: unknown, deps: TaskDeps) => Promise<void>;
+/**
+ * Why the queue gave a job up after its last attempt: its worker process died (or stopped
+ * answering) during every attempt, or the handler threw.
+ */
+export type GiveUpReason = { cause: 'worker-lost'; attempts: number } | { cause: 'error'; attempts: number; error: unknown };
+/** Record on the domain row that the job will not run again. Must be idempotent. */
+export type GiveUpHandler = (payload: unknown, deps: TaskDeps, reason: GiveUpReason) => Promise<void>;
 
 const handlers = new Map<string, TaskHandler>();
+const giveUpHandlers = new Map<string, GiveUpHandler>();
 const cronLines: string[] = [];
 
 /** Register a task handler (called at module load by area modules). */
-export function registerTask(name: string, handler: TaskHandler, opts: { cron?: string } = {}) {
+export function registerTask(name: string, handler: TaskHandler, opts: { cron?: string; onGiveUp?: GiveUpHandler } = {}) {
   handlers.set(name, handler);
+  if (opts.onGiveUp) giveUpHandlers.set(name, opts.onGiveUp);
   if (opts.cron) cronLines.push(`${opts.cron} ${name}`);
 }
 
@@ -29,6 +48,10 @@ export class Jobs {
   private runner?: Runner;
   private deps?: TaskDeps;
   private pool?: pg.Pool;
+  /** The id graphile-worker locks this process's jobs with (`locked_by`). */
+  private poolId?: string;
+  private beatTimer?: NodeJS.Timeout;
+  private beating?: Promise<void>;
 
   constructor(
     private readonly databaseUrl: string,
@@ -70,8 +93,21 @@ export class Jobs {
     const concurrency = Math.min(opts.concurrency ?? 2, MAX_QUEUE_CONNECTIONS - 2);
     const taskList: Record<string, Task> = {};
     for (const [name, handler] of handlers) {
-      taskList[name] = async (payload) => handler(payload, deps);
+      taskList[name] = async (payload, helpers) => {
+        try {
+          await handler(payload, deps);
+        } catch (error) {
+          // The queue will not retry after the last attempt: say so on the domain row.
+          if (helpers.job.attempts >= helpers.job.max_attempts) await this.giveUp(name, payload, { cause: 'error', attempts: helpers.job.attempts, error });
+          throw error;
+        }
+      };
     }
+    // Jobs are locked with the pool's id, known only from this event (emitted inside run()).
+    const events: WorkerEvents = new EventEmitter();
+    events.on('pool:create', ({ workerPool }) => {
+      this.poolId = workerPool.id;
+    });
     this.runner = await run({
       pgPool: this.getPool(),
       concurrency,
@@ -80,9 +116,96 @@ export class Jobs {
       taskList,
       crontab: cronLines.join('\n'),
       logger: quietLogger(this.log),
+      events,
     });
     // The runner's promise rejects when the queue fails; log it rather than leave it unhandled.
     this.runner.promise.catch((err) => this.log.error({ err, worker: true }, 'job queue stopped with an error'));
+    // First beat and sweep now (jobs of workers that died before this start), then periodically.
+    const beatMs = deps.config.jobHeartbeatSeconds * 1000;
+    const tick = () => {
+      this.beating = this.beatAndSweep().finally(() => {
+        this.beating = undefined;
+        if (this.runner) this.beatTimer = setTimeout(tick, beatMs);
+      });
+    };
+    tick();
+  }
+
+  /** Record that this process is alive, then recover the jobs of workers that are not. */
+  private async beatAndSweep() {
+    const deps = this.deps!;
+    const pool = this.getPool();
+    const timeout = deps.config.jobLockTimeoutSeconds;
+    try {
+      if (this.poolId) {
+        await pool.query(
+          `INSERT INTO docgraph_worker.heartbeats (pool_id) VALUES ($1)
+           ON CONFLICT (pool_id) DO UPDATE SET last_seen_at = now()`,
+          [this.poolId],
+        );
+      }
+      await this.sweep(timeout);
+    } catch (err) {
+      this.log.warn({ err, worker: true }, 'job heartbeat or recovery sweep failed');
+    }
+  }
+
+  /**
+   * Unlock the jobs (and named queues) of worker pools not heard from within `timeoutSeconds`.
+   * A lock younger than the timeout is never touched, so a pool that has just started (and not
+   * yet written its first beat) keeps its jobs. Jobs on their last attempt are given up first
+   * (domain rows marked failed), then unlocked (the queue does not run them again).
+   * Safe to run concurrently in several processes: every step is idempotent.
+   */
+  async sweep(timeoutSeconds: number): Promise<number> {
+    const pool = this.getPool();
+    const { rows: stale } = await pool.query<{ locked_by: string }>(
+      `SELECT DISTINCT l.locked_by FROM (
+         SELECT locked_by, locked_at FROM graphile_worker._private_jobs WHERE locked_by IS NOT NULL
+         UNION ALL
+         SELECT locked_by, locked_at FROM graphile_worker._private_job_queues WHERE locked_by IS NOT NULL
+       ) l
+       WHERE l.locked_at < now() - make_interval(secs => $1)
+         AND NOT EXISTS (SELECT 1 FROM docgraph_worker.heartbeats h
+                         WHERE h.pool_id = l.locked_by AND h.last_seen_at >= now() - make_interval(secs => $1))`,
+      [timeoutSeconds],
+    );
+    const poolIds = stale.map((r) => r.locked_by);
+    if (poolIds.length) {
+      const { rows: lost } = await pool.query<{ id: string; task: string; payload: unknown; attempts: number; max_attempts: number }>(
+        `SELECT j.id, t.identifier AS task, j.payload, j.attempts, j.max_attempts
+         FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+         WHERE j.locked_by = ANY($1::text[])`,
+        [poolIds],
+      );
+      for (const job of lost) {
+        if (job.attempts >= job.max_attempts) await this.giveUp(job.task, job.payload, { cause: 'worker-lost', attempts: job.attempts });
+      }
+      // What an administrator sees on the queue's row; then the same as WorkerUtils.forceUnlockWorkers.
+      await pool.query(
+        `UPDATE graphile_worker._private_jobs SET last_error = 'the worker running this job stopped (no heartbeat for ' || $2::int || ' s)'
+         WHERE locked_by = ANY($1::text[])`,
+        [poolIds, timeoutSeconds],
+      );
+      await pool.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [poolIds]);
+      this.log.warn({ worker: true, pools: poolIds, jobs: lost.map((j) => j.id) }, 'unlocked jobs of worker processes that stopped');
+    }
+    // Rows of pools gone quiet: their locks (if any) were just released; a pool that was only
+    // paused writes its row again on its next beat.
+    await pool.query(`DELETE FROM docgraph_worker.heartbeats WHERE last_seen_at < now() - make_interval(secs => $1)`, [timeoutSeconds]);
+    return poolIds.length;
+  }
+
+  /** Run a task's give-up handler; a failure is logged and the sweep tries again next time. */
+  private async giveUp(task: string, payload: unknown, reason: GiveUpReason) {
+    const handler = giveUpHandlers.get(task);
+    if (!handler || !this.deps) return;
+    try {
+      await handler(payload, this.deps, reason);
+    } catch (err) {
+      this.log.error({ err, worker: true, task }, 'could not mark a given-up job as failed');
+      if (reason.cause === 'worker-lost') throw err;
+    }
   }
 
   /** Enqueue in the caller's transaction. `jobKey` deduplicates (replaces a pending job). */
@@ -97,10 +220,18 @@ export class Jobs {
     await handler(payload, this.deps);
   }
 
-  /** Stop the worker (running jobs finish), then close every queue connection. */
+  /** Stop the worker (running jobs finish, still beating), then close every queue connection. */
   async stop() {
-    await this.runner?.stop();
+    const runner = this.runner;
+    await runner?.stop();
     this.runner = undefined;
+    clearTimeout(this.beatTimer);
+    await this.beating;
+    clearTimeout(this.beatTimer);
+    if (runner && this.poolId) {
+      await this.pool?.query('DELETE FROM docgraph_worker.heartbeats WHERE pool_id = $1', [this.poolId]).catch(() => {});
+    }
+    this.poolId = undefined;
     const pool = this.pool;
     this.pool = undefined;
     await pool?.end();

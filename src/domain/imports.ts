@@ -7,12 +7,13 @@
 //   unless `config.allowPrivateFetch`), converts with the importers, stores file bytes, then in one
 //   transaction locks the target (space row, or change request row), writes page versions, files
 //   and the revision, moves the target to it and marks the job complete. Any failure marks the job
-//   failed and changes no content. Re-running a finished job does nothing.
+//   failed and changes no content. Re-running a finished job does nothing. A job whose worker
+//   process died is retried (src/jobs.ts); after its last attempt it is marked failed.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { ImportJob, Prisma } from '../generated/prisma/client.ts';
 import type { Tx } from '../db/client.ts';
-import { registerTask, type TaskDeps } from '../jobs.ts';
+import { registerTask, type GiveUpReason, type TaskDeps } from '../jobs.ts';
 import { AppError, badRequest, notFound, parseInput } from './errors.ts';
 import { newId } from './ids.ts';
 import { assertEditable, requireSpaceById } from './spaces.ts';
@@ -121,10 +122,33 @@ export async function waitForImportJob(ctx: Pick<DomainContext, 'prisma'>, id: s
 
 // ------------------------------------------------------------------ the job
 
-registerTask('importContent', async (payload, deps) => {
+registerTask(
+  'importContent',
+  async (payload, deps) => {
+    const jobId = (payload as { jobId?: unknown })?.jobId;
+    if (typeof jobId === 'string') await runImportJob(deps, jobId);
+  },
+  { onGiveUp: giveUpImportJob },
+);
+
+/**
+ * The queue gave the job up after its last attempt (see src/jobs.ts): a job still pending or
+ * running is marked failed with the reason, and no content changes (an attempt writes its content
+ * in one transaction, together with `complete`).
+ */
+export async function giveUpImportJob(payload: unknown, deps: TaskDeps, reason: GiveUpReason): Promise<void> {
   const jobId = (payload as { jobId?: unknown })?.jobId;
-  if (typeof jobId === 'string') await runImportJob(deps, jobId);
-});
+  if (typeof jobId !== 'string') return;
+  const error =
+    reason.cause === 'worker-lost'
+      ? `The import was interrupted ${reason.attempts} ${reason.attempts === 1 ? 'time' : 'times'} (the worker running it stopped) and was given up`
+      : `The import failed unexpectedly ${reason.attempts} ${reason.attempts === 1 ? 'time' : 'times'} and was given up`;
+  const r = await deps.prisma.importJob.updateMany({
+    where: { id: jobId, state: { in: ['pending', 'running'] } },
+    data: { state: 'failed', error, finishedAt: deps.clock.now() },
+  });
+  if (r.count) deps.log.warn({ jobId, cause: reason.cause, attempts: reason.attempts }, 'import job given up');
+}
 
 export async function runImportJob(deps: TaskDeps, jobId: string): Promise<void> {
   const job = await deps.prisma.importJob.findUnique({ where: { id: jobId } });

@@ -6,7 +6,8 @@
 // source (guarded against private addresses, time- and size-limited), parses it (external
 // `$ref`s fetched the same way) and records a new version only when the content hash differs
 // from the last version's. A failure sets `lastProcessErrorCode` (FETCH_TIMEOUT, FETCH_ERROR or
-// PARSE_ERROR), completes, and keeps the previous version.
+// PARSE_ERROR), completes, and keeps the previous version. A job whose worker process died is
+// retried (src/jobs.ts); after its last attempt the spec completes with FETCH_ERROR.
 //
 // Access: reads for members with a role (not guests); writes need OPENAPI_WRITE_ROLE, the same
 // rule as the organization's `permissions.createOpenAPISpec` flag.
@@ -15,7 +16,7 @@ import type { DomainContext } from './context.ts';
 import { parseInput, notFound, conflict, badRequest, fromDatabaseError } from './errors.ts';
 import { newId } from './ids.ts';
 import { atLeast, type Role } from '../auth/roles.ts';
-import { registerTask, type TaskDeps } from '../jobs.ts';
+import { registerTask, type GiveUpReason, type TaskDeps } from '../jobs.ts';
 import type { OpenApiSpec } from '../generated/prisma/client.ts';
 import { safeFetch, FetchTimeoutError } from './url-guard.ts';
 import { parseOpenApi } from './openapi-parse.ts';
@@ -259,4 +260,22 @@ export async function processOpenApiSpec(payload: unknown, deps: TaskDeps) {
   });
 }
 
-registerTask('processOpenApiSpec', processOpenApiSpec);
+/**
+ * The queue gave the job up after its last attempt (its worker died each time, or it threw; see
+ * src/jobs.ts): a spec still in `progress` completes with FETCH_ERROR (the contract's codes have
+ * none closer) and keeps its previous version. A spec back to `pending` was updated meanwhile and
+ * left to the job that update enqueued.
+ */
+export async function giveUpOpenApiSpec(payload: unknown, deps: TaskDeps, reason: GiveUpReason) {
+  const parsed = TaskPayload.safeParse(payload);
+  if (!parsed.success) return;
+  const { specId } = parsed.data;
+  const now = deps.clock.now();
+  const r = await deps.prisma.openApiSpec.updateMany({
+    where: { id: specId, processingState: 'progress' },
+    data: { processingState: 'complete', lastProcessErrorCode: 'FETCH_ERROR', lastProcessedAt: now, updatedAt: now },
+  });
+  if (r.count) deps.log.warn({ specId, cause: reason.cause, attempts: reason.attempts }, 'OpenAPI specification processing given up');
+}
+
+registerTask('processOpenApiSpec', processOpenApiSpec, { onGiveUp: giveUpOpenApiSpec });
