@@ -17,8 +17,10 @@ describe('GraphQL foundation', () => {
       { id: t.org.id, __typename: 'Organization' },
       { id: t.adminUser.id, __typename: 'User' },
     ]);
+    // An id that names nothing is NOT_FOUND, like a missing one (test/node-access.test.ts).
     const bad = await t.gql(`{ node(id: "garbage") { id } }`);
-    expect(bad.errors?.[0].extensions?.code).toBe('BAD_REQUEST');
+    expect(bad.data.node).toBeNull();
+    expect(bad.errors?.[0].extensions?.code).toBe('NOT_FOUND');
   });
 
   it('connections carry totalCount, pageInfo, edges and nodes with opaque cursors', async () => {

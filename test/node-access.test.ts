@@ -2,6 +2,7 @@
 // object to someone who may not see it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
+import { ID_PREFIXES, newId, type IdType } from '../src/domain/ids.ts';
 
 let t: TestApp;
 let ids: Record<string, string> = {};
@@ -75,8 +76,75 @@ describe('node(id:)', () => {
       if (type === 'User') continue; // people are visible to those who share an organization; the outsider shares none
       const r = await t.gql(`query($id: ID!) { node(id: $id) { id __typename } }`, { id }, outsider.token);
       expect(r.data?.node ?? null, `${type} leaked to an outsider`).toBeNull();
+      // Indistinguishable from an id that does not exist.
+      expect(r.errors?.map((e) => e.extensions?.code), `${type} for an outsider`).toEqual(['NOT_FOUND']);
     }
     const user = await t.gql(`query($id: ID!) { node(id: $id) { id } }`, { id: t.adminUser.id }, outsider.token);
     expect(user.data?.node ?? null).toBeNull();
+  });
+});
+
+const NODE_QUERY = `query($id: ID!) { node(id: $id) { id __typename } }`;
+const NODES_QUERY = `query($ids: [ID!]!) { nodes(ids: $ids) { id __typename } }`;
+
+/** Ids that name nothing: a fresh id of every prefix, and garbage. */
+function unknownIds(): Array<[string, string]> {
+  const fresh = (Object.keys(ID_PREFIXES) as IdType[]).map((type): [string, string] => [`unknown ${type}`, newId(type)]);
+  return [
+    ...fresh,
+    ['empty', ''],
+    ['dots', '..'],
+    ['no prefix', 'abc'],
+    ['unknown prefix', 'foo_0000000000000000000000'],
+    ['prefix only', 'space_'],
+    ['space_ + nonsense', 'space_ 💥 ; DROP TABLE "Space"; --'],
+    ['space_ + path', 'space_../../etc/passwd'],
+    ['space_ + NUL', 'space_abc\u0000def'],
+    ['nested prefix', `space_${newId('Organization')}`],
+    ['very long', `space_${'x'.repeat(100_000)}`],
+    ['unicode', 'ünïcødé_✓'],
+    ['unicode prefix', 'spacé_0000000000000000000000'],
+    ['lone surrogate', 'space_\ud800'],
+    ['whitespace', ' \t\n'],
+  ];
+}
+
+describe('node(id:) with ids that name nothing', () => {
+  it('answers null with NOT_FOUND for every prefix and for garbage, whoever asks', async () => {
+    const guest = await t.createUser(null);
+    const outsider = await t.createUser(undefined);
+    for (const [who, token] of [['admin', t.token], ['guest', guest.token], ['outsider', outsider.token]] as const) {
+      for (const [label, id] of unknownIds()) {
+        const r = await t.gql(NODE_QUERY, { id }, token);
+        expect(r.status, `${who}: ${label}`).toBe(200);
+        expect(r.data?.node, `${who}: ${label}`).toBeNull();
+        expect(r.errors?.map((e) => e.extensions?.code), `${who}: ${label}: ${JSON.stringify(r.errors)}`).toEqual(['NOT_FOUND']);
+      }
+    }
+  });
+});
+
+describe('nodes(ids:)', () => {
+  it('answers every id in place: found ones, and null with its own NOT_FOUND for the others', async () => {
+    const garbage = unknownIds().map(([, id]) => id);
+    const input = [ids.Space, ...garbage, ids.Organization, ids.Revision];
+    const r = await t.gql(NODES_QUERY, { ids: input });
+    expect(r.status).toBe(200);
+    expect(r.data.nodes).toHaveLength(input.length);
+    expect(r.data.nodes[0]).toEqual({ id: ids.Space, __typename: 'Space' });
+    expect(r.data.nodes.slice(1, 1 + garbage.length)).toEqual(garbage.map(() => null));
+    expect(r.data.nodes.at(-2)).toEqual({ id: ids.Organization, __typename: 'Organization' });
+    expect(r.data.nodes.at(-1)).toEqual({ id: ids.Revision, __typename: 'Revision' });
+    const errors = (r.errors ?? []) as Array<{ path?: Array<string | number>; extensions?: { code?: string } }>;
+    expect(errors.map((e) => e.extensions?.code)).toEqual(garbage.map(() => 'NOT_FOUND'));
+    expect(errors.map((e) => e.path).sort((a, b) => Number(a![1]) - Number(b![1]))).toEqual(garbage.map((_, i) => ['nodes', i + 1]));
+  });
+
+  it('hides from an outsider exactly what node(id:) hides', async () => {
+    const outsider = await t.createUser(undefined);
+    const visible = Object.entries(ids).filter(([type]) => type !== 'User');
+    const r = await t.gql(NODES_QUERY, { ids: visible.map(([, id]) => id) }, outsider.token);
+    expect(r.data.nodes).toEqual(visible.map(() => null));
+    expect(r.errors?.map((e) => e.extensions?.code)).toEqual(visible.map(() => 'NOT_FOUND'));
   });
 });

@@ -59,15 +59,44 @@ const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
+// IPv6 forms that carry an IPv4 address a packet really goes to (a NAT64 gateway, a 6to4 relay or
+// the host's own IPv4 stack): the embedded address decides. Prefixes are ipaddr.js CIDRs.
+const EMBEDDED_IPV4: Array<{ prefix: [ipaddr.IPv6, number]; bytes: [number, number] }> = [
+  // IPv4-compatible (deprecated, RFC 4291): ::a.b.c.d. `::` and `::1` are caught first by their own ranges.
+  { prefix: ipaddr.IPv6.parseCIDR('::/96'), bytes: [12, 16] },
+  // NAT64 well-known prefix (RFC 6052): 64:ff9b::a.b.c.d.
+  { prefix: ipaddr.IPv6.parseCIDR('64:ff9b::/96'), bytes: [12, 16] },
+  // 6to4 (RFC 3056): 2002:AABB:CCDD::/48 routes through the IPv4 host AA.BB.CC.DD.
+  { prefix: ipaddr.IPv6.parseCIDR('2002::/16'), bytes: [2, 6] },
+];
+
+/**
+ * The address a connection to `address` really reaches, as ipaddr.js sees it: the embedded IPv4
+ * address of IPv4-mapped (`::ffff:127.0.0.1`), IPv4-compatible (`::7f00:1`), NAT64
+ * (`64:ff9b::7f00:1`) and 6to4 (`2002:7f00:1::`) addresses, the address itself otherwise.
+ */
+export function effectiveAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
+  const ip = ipaddr.process(address);
+  if (ip.kind() === 'ipv4') return ip;
+  const v6 = ip as ipaddr.IPv6;
+  const range = v6.range();
+  if (range === 'unspecified' || range === 'loopback') return v6;
+  for (const { prefix, bytes } of EMBEDDED_IPV4) {
+    if (v6.match(prefix)) return ipaddr.fromByteArray(v6.toByteArray().slice(...bytes));
+  }
+  return v6;
+}
+
 /**
  * True only for globally routable unicast addresses. ipaddr.js names every special range
  * (loopback, private, linkLocal, uniqueLocal, multicast, unspecified, carrierGradeNat, reserved,
- * 6to4, teredo, rfc6052…), so anything but 'unicast' is refused. `process` turns IPv4-mapped IPv6
- * (`::ffff:127.0.0.1`) into the IPv4 address it really is.
+ * teredo, the local-use NAT64 prefix 64:ff9b:1::/48…), so anything but 'unicast' is refused.
+ * IPv6 forms that embed an IPv4 address are judged by that address (`effectiveAddress`):
+ * `64:ff9b::7f00:1` is loopback, `64:ff9b::808:808` is 8.8.8.8 and public.
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  return effectiveAddress(address).range() === 'unicast';
 }
 
 /** Check that `url` may be fetched; returns the parsed URL or throws FetchGuardError. */

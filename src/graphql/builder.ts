@@ -9,8 +9,10 @@ import { DateTimeResolver, JSONResolver, JSONObjectResolver } from 'graphql-scal
 import type PrismaTypes from '../generated/pothos-prisma-types.ts';
 import { getDatamodel } from '../generated/pothos-prisma-types.ts';
 import type { Context } from './context.ts';
+import { isObjectType, type GraphQLResolveInfo } from 'graphql';
+import { resolveNodes } from '@pothos/plugin-relay';
 import { typeOfId } from '../domain/ids.ts';
-import { AppError } from '../domain/errors.ts';
+import { AppError, fromDatabaseError, notFound } from '../domain/errors.ts';
 
 export const MAX_PAGE_SIZE = 1000;
 
@@ -42,10 +44,16 @@ export const builder = new SchemaBuilder<{
     cursorType: 'String',
     // The Relay id is the object's own prefixed id, the same string REST uses.
     encodeGlobalID: (_typename, id) => String(id),
-    decodeGlobalID: (globalID) => {
-      const type = typeOfId(globalID);
-      if (!type) throw new AppError('BAD_REQUEST', `Not a valid id: ${globalID}`, 'id');
-      return { typename: type, id: globalID };
+    // Never throws: an id with no known prefix gets an empty typename, and `resolveNodeOrNotFound`
+    // answers NOT_FOUND for it like for any id it cannot find (one bad id in `nodes(ids:)` must
+    // not fail the others).
+    decodeGlobalID: (globalID) => ({ typename: typeOfId(globalID) ?? '', id: globalID }),
+    nodeQueryOptions: {
+      resolve: (_root, args, ctx, info) => resolveNodeOrNotFound(ctx, info, args.id),
+    },
+    nodesQueryOptions: {
+      // One promise per id: a missing id is null with its own error at ["nodes", i].
+      resolve: (_root, args, ctx, info) => args.ids.map((id) => resolveNodeOrNotFound(ctx, info, id)),
     },
     nodesOnConnection: true,
     // Price a connection by the page it asks for: its `edges`/`nodes` lists already count ×10,
@@ -63,6 +71,32 @@ export const builder = new SchemaBuilder<{
     limit: { complexity: 100_000, depth: 24, breadth: 400 },
   },
 });
+
+/** Real ids are short printable ASCII (`newId`); anything else cannot name a row. */
+const PLAUSIBLE_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * node(id:) and nodes(ids:) for one id: the object, or a NOT_FOUND error for every id that names
+ * nothing the caller may see — unknown or malformed ids, prefixes of types that are not Nodes
+ * (`tok_`, `page_`…), rows that do not exist and rows the type's own `findUnique` hides (some
+ * answer null, some throw NOT_FOUND, some make Prisma's findUniqueOrThrow fail).
+ */
+async function resolveNodeOrNotFound(ctx: Context, info: GraphQLResolveInfo, gid: { id: string; typename: string }): Promise<unknown> {
+  const type = gid.typename ? info.schema.getType(gid.typename) : undefined;
+  const isNode = isObjectType(type) && type.getInterfaces().some((i) => i.name === 'Node');
+  if (!isNode || !PLAUSIBLE_ID.test(gid.id)) throw notFound(gid.typename || 'Node');
+  let node: unknown;
+  try {
+    [node] = await resolveNodes(builder, ctx, info, [gid]);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    const known = fromDatabaseError(error);
+    if (known?.code === 'NOT_FOUND') throw notFound(gid.typename);
+    throw error;
+  }
+  if (node == null) throw notFound(gid.typename);
+  return node;
+}
 
 builder.addScalarType('DateTime', DateTimeResolver);
 builder.addScalarType('JSON', JSONResolver);

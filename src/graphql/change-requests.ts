@@ -154,7 +154,9 @@ builder.prismaObjectField('Space', 'changeRequestList', (t) =>
       const where = changeRequestListWhere(space.id, dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined }));
       return ctx.prisma.changeRequest.findMany({ ...query, where, orderBy: { number: 'desc' } });
     },
+    // Also runs alone (`changeRequestList { totalCount }` skips `resolve`): the same access rule.
     totalCount: async (space, args, ctx) => {
+      await ctx.access.requireSpace(space, 'read');
       const where = changeRequestListWhere(space.id, dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined }));
       return ctx.prisma.changeRequest.count({ where });
     },

@@ -126,7 +126,11 @@ builder.prismaObjectField('Organization', 'openApiSpecs', (t) =>
       await requireOpenApiRead(ctx, org.id);
       return ctx.prisma.openApiSpec.findMany({ ...query, where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
     },
-    totalCount: (org, _a, ctx) => ctx.prisma.openApiSpec.count({ where: { organizationId: org.id } }),
+    // Also runs alone (`openApiSpecs { totalCount }` skips `resolve`): the same access rule.
+    totalCount: async (org, _a, ctx) => {
+      await requireOpenApiRead(ctx, org.id);
+      return ctx.prisma.openApiSpec.count({ where: { organizationId: org.id } });
+    },
   }),
 );
 

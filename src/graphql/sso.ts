@@ -83,7 +83,11 @@ builder.prismaObjectFields('Organization', (t) => ({
       await requireSamlRead(ctx, org.id);
       return ctx.prisma.samlProvider.findMany({ ...query, where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
     },
-    totalCount: (org, _a, ctx) => ctx.prisma.samlProvider.count({ where: { organizationId: org.id } }),
+    // Also runs alone (`samlProviders { totalCount }` skips `resolve`): the same access rule.
+    totalCount: async (org, _a, ctx) => {
+      await requireSamlRead(ctx, org.id);
+      return ctx.prisma.samlProvider.count({ where: { organizationId: org.id } });
+    },
   }),
   ssoProviderLogins: t.field({
     type: [SsoProviderLogin],

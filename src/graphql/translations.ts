@@ -56,7 +56,11 @@ builder.prismaObjectField('Organization', 'translations', (t) =>
       await requireTranslationsRead(ctx, org.id);
       return ctx.prisma.translationSettings.findMany({ ...query, where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
     },
-    totalCount: (org, _a, ctx) => ctx.prisma.translationSettings.count({ where: { organizationId: org.id } }),
+    // Also runs alone (`translations { totalCount }` skips `resolve`): the same access rule.
+    totalCount: async (org, _a, ctx) => {
+      await requireTranslationsRead(ctx, org.id);
+      return ctx.prisma.translationSettings.count({ where: { organizationId: org.id } });
+    },
   }),
 );
 

@@ -7,6 +7,7 @@ import {
   FetchTimeoutError,
   FetchTooLargeError,
   assertFetchableUrl,
+  effectiveAddress,
   isPublicAddress,
   safeFetch,
 } from '../../src/domain/url-guard.ts';
@@ -127,6 +128,63 @@ describe('isPublicAddress', () => {
     ]) {
       expect(isPublicAddress(a), a).toBe(false);
     }
+  });
+});
+
+describe('IPv6 forms that embed an IPv4 address', () => {
+  // [address, the IPv4 address it reaches, public?]
+  const cases: Array<[string, string, boolean]> = [
+    // IPv4-mapped
+    ['::ffff:7f00:1', '127.0.0.1', false],
+    ['::ffff:a9fe:a9fe', '169.254.169.254', false],
+    ['::ffff:808:808', '8.8.8.8', true],
+    // IPv4-compatible (deprecated ::/96)
+    ['::7f00:1', '127.0.0.1', false],
+    ['::a9fe:a9fe', '169.254.169.254', false],
+    ['::a00:1', '10.0.0.1', false],
+    ['::c0a8:1', '192.168.0.1', false],
+    ['::6440:1', '100.64.0.1', false],
+    ['::2', '0.0.0.2', false],
+    ['::808:808', '8.8.8.8', true],
+    // NAT64 well-known prefix 64:ff9b::/96
+    ['64:ff9b::7f00:1', '127.0.0.1', false],
+    ['64:ff9b::a9fe:a9fe', '169.254.169.254', false],
+    ['64:ff9b::a00:1', '10.0.0.1', false],
+    ['64:ff9b::ac10:1', '172.16.0.1', false],
+    ['64:ff9b::808:808', '8.8.8.8', true],
+    ['64:ff9b::5db8:d822', '93.184.216.34', true],
+    // 6to4 2002:AABB:CCDD::/48
+    ['2002:7f00:0001::', '127.0.0.1', false],
+    ['2002:7f00:1:2::3', '127.0.0.1', false],
+    ['2002:0a00:0001::', '10.0.0.1', false],
+    ['2002:a9fe:a9fe::1', '169.254.169.254', false],
+    ['2002:c0a8:0101::', '192.168.1.1', false],
+    ['2002:0808:0808::', '8.8.8.8', true],
+    ['2002:808:808:1::5', '8.8.8.8', true],
+  ];
+
+  it.each(cases)('%s reaches %s (public: %s)', (address, ipv4, expected) => {
+    expect(effectiveAddress(address).toString()).toBe(ipv4);
+    expect(isPublicAddress(address)).toBe(expected);
+  });
+
+  it('keeps ::, ::1, the local-use NAT64 prefix and Teredo non-public, and plain IPv6 as it is', () => {
+    for (const a of ['::', '::1', '64:ff9b:1::7f00:1', '64:ff9b:1::808:808', '2001:0:4136:e378:8000:63bf:3fff:fdd2']) {
+      expect(isPublicAddress(a), a).toBe(false);
+    }
+    expect(effectiveAddress('::1').toString()).toBe('::1');
+    expect(effectiveAddress('2606:4700:4700::1111').toString()).toBe('2606:4700:4700::1111');
+    expect(isPublicAddress('2606:4700:4700::1111')).toBe(true);
+  });
+
+  it('refuses URLs and DNS answers in these forms', async () => {
+    for (const url of ['http://[::7f00:1]/', 'http://[::127.0.0.1]/', 'http://[64:ff9b::a9fe:a9fe]/latest/meta-data/', 'http://[2002:a00:1::]/', 'http://[::ffff:7f00:1]/']) {
+      await expect(assertFetchableUrl(url, privateOnly), url).rejects.toThrow(/non-public/);
+    }
+    stubDns({ 'nat64.example': ['64:ff9b::7f00:1'], 'sixtofour.example': ['2002:a9fe:a9fe::1'], 'public64.example': ['64:ff9b::808:808'] });
+    await expect(assertFetchableUrl('https://nat64.example/', privateOnly)).rejects.toThrow(/64:ff9b::7f00:1/);
+    await expect(assertFetchableUrl('https://sixtofour.example/', privateOnly)).rejects.toThrow(FetchGuardError);
+    await expect(assertFetchableUrl('https://public64.example/', privateOnly)).resolves.toBeInstanceOf(URL);
   });
 });
 
