@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createPrisma, type Db } from './db/client.ts';
+import { onTransactionRetry } from './db/transaction.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import { schema } from './graphql/schema.ts';
 import { buildRestRouter } from './rest/index.ts';
@@ -34,6 +35,8 @@ export async function createApp(opts: {
     timeouts: { statementTimeoutMs: config.dbStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
     log,
   });
+  // A retried deadlock or serialization failure is expected but worth seeing (docs/decisions.md).
+  const stopRetryLog = onTransactionRetry(({ attempt, sqlState }) => log.warn({ attempt, sqlState }, 'transaction retried'));
   const jobs = new Jobs(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs });
   const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
   const rest = buildRestRouter(schema);
@@ -77,6 +80,7 @@ export async function createApp(opts: {
     async close() {
       if (closed) return;
       closed = true;
+      stopRetryLog();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
