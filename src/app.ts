@@ -12,6 +12,7 @@ import { buildRestRouter } from './rest/index.ts';
 import { createHttpServer } from './http/server.ts';
 import { LocalDiskStorage, type FileStorage } from './domain/storage.ts';
 import { Jobs } from './jobs.ts';
+import { tasks } from './tasks.ts';
 import type { Services } from './services.ts';
 import { bootstrapIfEmpty } from './domain/users.ts';
 
@@ -37,7 +38,7 @@ export async function createApp(opts: {
   });
   // A retried deadlock or serialization failure is expected but worth seeing (docs/decisions.md).
   const stopRetryLog = onTransactionRetry(({ attempt, sqlState }) => log.warn({ attempt, sqlState }, 'transaction retried'));
-  const jobs = new Jobs(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs });
+  const jobs = new Jobs(databaseUrl, log, tasks, { connectTimeoutMs: config.dbConnectTimeoutMs });
   const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
   const rest = buildRestRouter(schema);
   const server = createHttpServer({ prisma, config, clock, log, services, schema, rest });

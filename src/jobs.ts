@@ -1,5 +1,5 @@
-// Background work on a Postgres-backed queue (graphile-worker). Area modules register task
-// handlers here; jobs are enqueued inside the caller's transaction (graphile_worker.add_job), so a
+// Background work on a Postgres-backed queue (graphile-worker). The tasks are a table handed in
+// by the caller (src/tasks.ts); jobs are enqueued inside the caller's transaction (graphile_worker.add_job), so a
 // job exists exactly when the change that asked for it committed. Handlers must be idempotent:
 // the queue retries a job whose worker died.
 //
@@ -15,38 +15,32 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { Logger as WorkerLogger, run, runMigrations, type Runner, type Task, type WorkerEvents } from 'graphile-worker';
 import type { Logger } from 'pino';
-import type { Tx, Db } from './db/client.ts';
-import type { Config } from './config.ts';
-import type { Clock } from './domain/clock.ts';
-import type { Services } from './services.ts';
+import type { Tx } from './db/client.ts';
 
-export type TaskDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services };
-export type TaskHandler = (payload: unknown, deps: TaskDeps) => Promise<void>;
+/**
+ * What every task receives besides its payload (the caller's choice: src/domain/context.ts
+ * `TaskDeps`); the queue only needs the configuration's heartbeat settings from it.
+ */
+export type TaskDepsBase = { config: { jobHeartbeatSeconds: number; jobLockTimeoutSeconds: number } };
+export type TaskHandler<D = any> = (payload: unknown, deps: D) => Promise<void>;
 /**
  * Why the queue gave a job up after its last attempt: its worker process died (or stopped
  * answering) during every attempt, or the handler threw.
  */
 export type GiveUpReason = { cause: 'worker-lost'; attempts: number } | { cause: 'error'; attempts: number; error: unknown };
 /** Record on the domain row that the job will not run again. Must be idempotent. */
-export type GiveUpHandler = (payload: unknown, deps: TaskDeps, reason: GiveUpReason) => Promise<void>;
+export type GiveUpHandler<D = any> = (payload: unknown, deps: D, reason: GiveUpReason) => Promise<void>;
 
-const handlers = new Map<string, TaskHandler>();
-const giveUpHandlers = new Map<string, GiveUpHandler>();
-const cronLines: string[] = [];
-
-/** Register a task handler (called at module load by area modules). */
-export function registerTask(name: string, handler: TaskHandler, opts: { cron?: string; onGiveUp?: GiveUpHandler } = {}) {
-  handlers.set(name, handler);
-  if (opts.onGiveUp) giveUpHandlers.set(name, opts.onGiveUp);
-  if (opts.cron) cronLines.push(`${opts.cron} ${name}`);
-}
+/** One task: its handler, an optional schedule (crontab fields) and its give-up recorder. */
+export type TaskDefinition = { handler: TaskHandler; cron?: string; onGiveUp?: GiveUpHandler };
+export type TaskTable = Record<string, TaskDefinition>;
 
 /** Worker slots + its LISTEN connection + cron. */
 const MAX_QUEUE_CONNECTIONS = 4;
 
 export class Jobs {
   private runner?: Runner;
-  private deps?: TaskDeps;
+  private deps?: TaskDepsBase;
   private pool?: pg.Pool;
   /** The id graphile-worker locks this process's jobs with (`locked_by`). */
   private poolId?: string;
@@ -56,6 +50,7 @@ export class Jobs {
   constructor(
     private readonly databaseUrl: string,
     private readonly log: Logger,
+    private readonly tasks: TaskTable,
     private readonly opts: { connectTimeoutMs?: number } = {},
   ) {}
 
@@ -88,11 +83,11 @@ export class Jobs {
     await runMigrations({ pgPool: this.getPool(), logger: quietLogger(this.log) });
   }
 
-  async start(deps: TaskDeps, opts: { concurrency?: number } = {}) {
+  async start<D extends TaskDepsBase>(deps: D, opts: { concurrency?: number } = {}) {
     this.deps = deps;
     const concurrency = Math.min(opts.concurrency ?? 2, MAX_QUEUE_CONNECTIONS - 2);
     const taskList: Record<string, Task> = {};
-    for (const [name, handler] of handlers) {
+    for (const [name, { handler }] of Object.entries(this.tasks)) {
       taskList[name] = async (payload, helpers) => {
         try {
           await handler(payload, deps);
@@ -114,7 +109,9 @@ export class Jobs {
       noHandleSignals: true,
       pollInterval: 1000,
       taskList,
-      crontab: cronLines.join('\n'),
+      crontab: Object.entries(this.tasks)
+        .flatMap(([name, t]) => (t.cron ? [`${t.cron} ${name}`] : []))
+        .join('\n'),
       logger: quietLogger(this.log),
       events,
     });
@@ -198,7 +195,7 @@ export class Jobs {
 
   /** Run a task's give-up handler; a failure is logged and the sweep tries again next time. */
   private async giveUp(task: string, payload: unknown, reason: GiveUpReason) {
-    const handler = giveUpHandlers.get(task);
+    const handler = this.tasks[task]?.onGiveUp;
     if (!handler || !this.deps) return;
     try {
       await handler(payload, this.deps, reason);
@@ -215,7 +212,7 @@ export class Jobs {
 
   /** Run a handler directly (tests, admin tools). */
   async runNow(name: string, payload: unknown) {
-    const handler = handlers.get(name);
+    const handler = this.tasks[name]?.handler;
     if (!handler || !this.deps) throw new Error(`unknown task ${name} or jobs not started`);
     await handler(payload, this.deps);
   }

@@ -3,7 +3,7 @@
 // request's PDF refers to never are.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { sweepOrphanFiles, ORPHAN_GRACE_MS } from '../src/domain/storage.ts';
+import { sweepOrphanFiles, ORPHAN_GRACE_MS } from '../src/domain/cleanup.ts';
 import { applyChanges } from '../src/domain/revisions.ts';
 
 let t: TestApp;

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { DAY_MS } from '../src/domain/clock.ts';
-import { purgeDeletedSpaces } from '../src/domain/spaces.ts';
+import { purgeDeletedSpaces } from '../src/domain/cleanup.ts';
 
 let t: TestApp;
 beforeAll(async () => {

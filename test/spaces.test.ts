@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { applyChanges, loadRevision, pagePaths } from '../src/domain/revisions.ts';
-import { assertEditable, purgeDeletedSpaces } from '../src/domain/spaces.ts';
+import { assertEditable } from '../src/domain/spaces.ts';
+import { purgeDeletedSpaces } from '../src/domain/cleanup.ts';
 import { DAY_MS } from '../src/domain/clock.ts';
 import { newId } from '../src/domain/ids.ts';
 

@@ -16,3 +16,6 @@ export type DomainContext = {
   access: Access;
   services: Services;
 };
+
+/** What a background task receives (src/tasks.ts): the context without a caller. */
+export type TaskDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services };

@@ -8,8 +8,29 @@ import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import TurndownService from 'turndown';
 import { parse as parseHtml } from 'node-html-parser';
-import type { ConvertedImport, ImportedFile, ImportedPage } from './imports.ts';
-import { ImportError } from './imports.ts';
+
+/** What a source converts to: a page tree (paths of the source, for links) and files. */
+export type ImportedPage = {
+  title: string;
+  slug?: string;
+  description?: string | null;
+  kind?: 'document' | 'group';
+  markdown: string;
+  /** Path in the source (`guide/setup.md`), used to resolve links between imported resources. */
+  sourcePath?: string;
+  children: ImportedPage[];
+};
+export type ImportedFile = { path: string; name: string; contentType: string; data: Buffer };
+export type ConvertedImport = { pages: ImportedPage[]; files: ImportedFile[]; totalResources: number };
+
+/** Raised for problems the user can act on (bad URL, unreadable archive…): the job fails with this message. */
+export class ImportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ImportError';
+  }
+}
+
 
 const IMAGE_TYPES: Record<string, string> = {
   '.png': 'image/png',

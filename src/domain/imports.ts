@@ -13,13 +13,14 @@ import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { ImportJob, Prisma } from '../generated/prisma/client.ts';
 import type { Tx } from '../db/client.ts';
-import { registerTask, type GiveUpReason, type TaskDeps } from '../jobs.ts';
+import type { GiveUpReason } from '../jobs.ts';
+import type { TaskDeps } from './context.ts';
 import { AppError, badRequest, notFound, parseInput } from './errors.ts';
 import { newId } from './ids.ts';
 import { assertEditable, requireSpaceById } from './spaces.ts';
 import { imageDimensions, insertPageVersions, loadRevision, slugify, writeRevision, type TreeNode } from './revisions.ts';
 import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from './url-guard.ts';
-import { importFromSource, type Fetcher } from './importers.ts';
+import { ImportError, importFromSource, type ConvertedImport, type Fetcher, type ImportedPage } from './importers.ts';
 import { codeRanges } from './markdown.ts';
 import { transaction } from '../db/transaction.ts';
 import { lockImportJob, lockSpace, lockSpaceAndChangeRequest } from '../db/locks.ts';
@@ -34,27 +35,8 @@ export const ImportContentInput = z.strictObject({
 
 export type ImportTarget = { spaceId: string; changeRequestId?: string };
 
-/** What a source converts to: a page tree (paths of the source, for links) and files. */
-export type ImportedPage = {
-  title: string;
-  slug?: string;
-  description?: string | null;
-  kind?: 'document' | 'group';
-  markdown: string;
-  /** Path in the source (`guide/setup.md`), used to resolve links between imported resources. */
-  sourcePath?: string;
-  children: ImportedPage[];
-};
-export type ImportedFile = { path: string; name: string; contentType: string; data: Buffer };
-export type ConvertedImport = { pages: ImportedPage[]; files: ImportedFile[]; totalResources: number };
-
-/** Raised for problems the user can act on (bad URL, unreadable archive…): the job fails with this message. */
-export class ImportError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ImportError';
-  }
-}
+// The converted shapes live with the converters (importers.ts); re-exported for callers.
+export { ImportError, type ConvertedImport, type ImportedFile, type ImportedPage } from './importers.ts';
 
 // ------------------------------------------------------------------ starting and watching
 
@@ -122,14 +104,11 @@ export async function waitForImportJob(ctx: Pick<DomainContext, 'prisma'>, id: s
 
 // ------------------------------------------------------------------ the job
 
-registerTask(
-  'importContent',
-  async (payload, deps) => {
-    const jobId = (payload as { jobId?: unknown })?.jobId;
-    if (typeof jobId === 'string') await runImportJob(deps, jobId);
-  },
-  { onGiveUp: giveUpImportJob },
-);
+/** The `importContent` task (src/tasks.ts): payload `{ jobId }`. */
+export async function importContentTask(payload: unknown, deps: TaskDeps) {
+  const jobId = (payload as { jobId?: unknown })?.jobId;
+  if (typeof jobId === 'string') await runImportJob(deps, jobId);
+}
 
 /**
  * The queue gave the job up after its last attempt (see src/jobs.ts): a job still pending or

@@ -16,7 +16,8 @@ import type { DomainContext } from './context.ts';
 import { parseInput, notFound, conflict, badRequest, fromDatabaseError } from './errors.ts';
 import { newId } from './ids.ts';
 import { atLeast, type Role } from '../auth/roles.ts';
-import { registerTask, type GiveUpReason, type TaskDeps } from '../jobs.ts';
+import type { GiveUpReason } from '../jobs.ts';
+import type { TaskDeps } from './context.ts';
 import type { OpenApiSpec } from '../generated/prisma/client.ts';
 import { safeFetch, FetchTimeoutError } from './url-guard.ts';
 import { parseOpenApi } from './openapi-parse.ts';
@@ -278,4 +279,3 @@ export async function giveUpOpenApiSpec(payload: unknown, deps: TaskDeps, reason
   if (r.count) deps.log.warn({ specId, cause: reason.cause, attempts: reason.attempts }, 'OpenAPI specification processing given up');
 }
 
-registerTask('processOpenApiSpec', processOpenApiSpec, { onGiveUp: giveUpOpenApiSpec });

@@ -1,13 +1,11 @@
 // Spaces: creation (not in the seeds: `createSpace` / `POST ORG/spaces`), reading with access
-// checks, update, soft delete / restore / purge, duplicate, move and transfer, and the edit lock
-// (`assertEditable`) that every content edit goes through.
+// checks, update, soft delete / restore, duplicate, move and transfer, and the edit lock
+// (`assertEditable`) that every content edit goes through. The purge of spaces deleted long ago
+// is in cleanup.ts.
 import { z } from 'zod';
-import { removeSpacesFromSites } from './sites.ts';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
 import type { Prisma, Space } from '../generated/prisma/client.ts';
-import type { TaskDeps } from '../jobs.ts';
-import { registerTask } from '../jobs.ts';
 import { newId } from './ids.ts';
 import { AppError, parseInput, notFound, badRequest, conflict } from './errors.ts';
 import { createInitialRevision, insertPageVersions, loadRevision, writeRevision, type TreeNode } from './revisions.ts';
@@ -184,40 +182,6 @@ export async function restoreSpace(ctx: DomainContext, id: string): Promise<Spac
   });
 }
 
-/**
- * Permanently remove spaces deleted more than 7 days ago, with everything they own (revisions,
- * pages, files and their stored bytes, change requests, comments, grants, site placements).
- * Idempotent; works in batches. Returns how many spaces were purged.
- */
-export async function purgeDeletedSpaces(deps: Pick<TaskDeps, 'prisma' | 'clock' | 'services' | 'log'>, batchSize = 100): Promise<number> {
-  const cutoff = new Date(deps.clock.now().getTime() - RESTORE_WINDOW_MS);
-  let purged = 0;
-  for (;;) {
-    const batch = await deps.prisma.space.findMany({ where: { deletedAt: { lt: cutoff } }, select: { id: true }, take: batchSize, orderBy: { deletedAt: 'asc' } });
-    if (batch.length === 0) break;
-    const ids = batch.map((s) => s.id);
-    const removed = await transaction(deps.prisma, async (tx) => {
-      const expired = (await tx.space.findMany({ where: { id: { in: ids }, deletedAt: { lt: cutoff } }, select: { id: true } })).map((s) => s.id);
-      const files = await tx.file.findMany({ where: { spaceId: { in: expired } }, select: { storageKey: true } });
-      // Take them out of sites first, so positions and default pointers stay consistent.
-      await removeSpacesFromSites(tx, expired);
-      const r = await tx.space.deleteMany({ where: { id: { in: expired } } });
-      return { count: r.count, keys: files.map((f) => f.storageKey) };
-    });
-    purged += removed.count; // counted after the commit: a retried transaction must not count twice
-    // Stored bytes go after the rows are gone (a crash here leaves orphan bytes, never dangling rows).
-    for (const key of removed.keys) {
-      await deps.services.storage.delete(key).catch((err) => deps.log.warn({ err, key }, 'could not delete a purged file'));
-    }
-    if (batch.length < batchSize) break;
-  }
-  if (purged) deps.log.info({ purged }, 'purged deleted spaces');
-  return purged;
-}
-
-registerTask('purgeDeletedSpaces', async (_payload, deps) => {
-  await purgeDeletedSpaces(deps);
-}, { cron: '0 * * * *' });
 
 // ------------------------------------------------------------------ duplicate
 

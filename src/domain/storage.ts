@@ -1,6 +1,6 @@
 // Uploaded and generated files. Local disk by default; an object store implements the same
-// interface (put/get/delete/list by key). Also the hourly sweep of stored bytes no row refers
-// to any more.
+// interface (put/get/delete/list by key). The hourly sweep of stored bytes no row refers to any
+// more is in cleanup.ts.
 //
 // Bytes are written before the transaction that records them commits (a row must never point
 // at missing bytes), and deleted after the transaction that drops the row. A transaction that
@@ -12,7 +12,6 @@ import path from 'node:path';
 import type { Db } from '../db/client.ts';
 import type { Clock } from './clock.ts';
 import type { Logger } from 'pino';
-import { registerTask } from '../jobs.ts';
 
 export interface FileStorage {
   put(key: string, data: Buffer, contentType: string): Promise<void>;
@@ -77,49 +76,3 @@ export class LocalDiskStorage implements FileStorage {
 
 // ------------------------------------------------------------------ the orphan sweep
 
-/** Bytes younger than this are never swept: a transaction may still be about to refer to them. */
-export const ORPHAN_GRACE_MS = 60 * 60 * 1000;
-const SWEEP_BATCH = 500;
-
-/** Which row a key belongs to, by the key layouts the areas write. */
-const FILE_KEY = /^files\/[^/]+\/([^/.]+)$/;
-const PDF_KEY = /^pdf\/([^/.]+)\.pdf$/;
-/** Only these prefixes are ours to sweep (including interrupted writes' `.tmp` files there). */
-const SWEPT_PREFIXES = ['files/', 'pdf/'];
-
-/** Delete stored bytes that no File row or change request PDF refers to. Returns how many. */
-export async function sweepOrphanFiles(deps: { prisma: Db; clock: Clock; log: Logger; services: { storage: FileStorage } }): Promise<number> {
-  const cutoff = deps.clock.now().getTime() - ORPHAN_GRACE_MS;
-  let removed = 0;
-  let batch: string[] = [];
-  const flush = async () => {
-    for (const key of await unreferenced(deps.prisma, batch)) {
-      await deps.services.storage.delete(key);
-      removed++;
-    }
-    batch = [];
-  };
-  for await (const { key, modifiedAt } of deps.services.storage.list()) {
-    if (modifiedAt.getTime() > cutoff || !SWEPT_PREFIXES.some((p) => key.startsWith(p))) continue;
-    batch.push(key);
-    if (batch.length >= SWEEP_BATCH) await flush();
-  }
-  if (batch.length) await flush();
-  if (removed) deps.log.info({ removed }, 'swept orphaned file bytes');
-  return removed;
-}
-
-/** The keys of `keys` no row refers to (two statements by primary key per batch). */
-async function unreferenced(prisma: Db, keys: string[]): Promise<string[]> {
-  const ids = (re: RegExp) => keys.map((k) => re.exec(k)?.[1]).filter((id): id is string => !!id);
-  const [files, changeRequests] = await Promise.all([
-    prisma.file.findMany({ where: { id: { in: ids(FILE_KEY) } }, select: { storageKey: true } }),
-    prisma.changeRequest.findMany({ where: { id: { in: ids(PDF_KEY) } }, select: { pdfStorageKey: true } }),
-  ]);
-  const live = new Set<string | null>([...files.map((f) => f.storageKey), ...changeRequests.map((c) => c.pdfStorageKey)]);
-  return keys.filter((k) => !live.has(k));
-}
-
-registerTask('sweepOrphanFiles', async (_payload, deps) => {
-  await sweepOrphanFiles(deps);
-}, { cron: '17 * * * *' });

@@ -1,0 +1,21 @@
+// The background task table handed to the queue (graphile-worker takes a task list): task name →
+// handler, with its schedule and what to record when the queue gives a job up. The house's second
+// table, beside the REST route table (src/rest/index.ts). Every process that runs a worker gets
+// every task from here; nothing registers itself when its module is imported.
+import type { TaskTable } from './jobs.ts';
+import { giveUpImportJob, importContentTask } from './domain/imports.ts';
+import { giveUpOpenApiSpec, processOpenApiSpec } from './domain/openapi.ts';
+import { purgeDeletedSpaces, sweepOrphanFiles } from './domain/cleanup.ts';
+
+export const tasks = {
+  /** Content import (URL or upload → pages), payload `{ jobId }`. */
+  importContent: { handler: importContentTask, onGiveUp: giveUpImportJob },
+  /** Fetch and parse an OpenAPI specification, payload `{ specId }`. */
+  processOpenApiSpec: { handler: processOpenApiSpec, onGiveUp: giveUpOpenApiSpec },
+  /** Hourly: spaces deleted more than 7 days ago, with everything they own. */
+  purgeDeletedSpaces: { handler: async (_payload, deps) => void (await purgeDeletedSpaces(deps)), cron: '0 * * * *' },
+  /** Hourly: stored bytes no row refers to (rolled-back uploads, interrupted purges). */
+  sweepOrphanFiles: { handler: async (_payload, deps) => void (await sweepOrphanFiles(deps)), cron: '17 * * * *' },
+} satisfies TaskTable;
+
+export type TaskName = keyof typeof tasks;
