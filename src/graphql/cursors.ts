@@ -177,6 +177,11 @@ export class Keyset {
     return this.args.before != null;
   }
 
+  /** How a returned row's sort key is read (by default: its order columns). */
+  keyOf<T>(valuesOf: (row: T) => unknown[]) {
+    this.valuesOf = valuesOf as (row: any) => unknown[];
+  }
+
   /** The page of an in-memory list: sorted here by `valuesOf` in `order`. */
   array<T>(items: readonly T[], order: Order, valuesOf: (item: T) => unknown[]): T[] {
     this.valuesOf = valuesOf as (row: any) => unknown[];
