@@ -16,6 +16,12 @@ import { AppError, fromDatabaseError, notFound } from '../domain/errors.ts';
 
 export const MAX_PAGE_SIZE = 1000;
 
+/** The budget of a GraphQL request (docs/decisions.md, "Cursors and limits"). */
+export const GRAPHQL_LIMITS = { complexity: 100_000, depth: 24, breadth: 400 };
+
+/** Contexts running a REST route's fixed document: exempt from the complexity budget. */
+export const fixedDocuments = new WeakSet<object>();
+
 export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
@@ -68,7 +74,14 @@ export const builder = new SchemaBuilder<{
   complexity: {
     defaultComplexity: 1,
     defaultListMultiplier: 10,
-    limit: { complexity: 100_000, depth: 24, breadth: 400 },
+    // REST documents are fixed and validated at start-up, and their only free size is `limit`
+    // (≤ MAX_PAGE_SIZE): they run without the budget, so every legal REST request answers.
+    limit: (ctx: Context) => (fixedDocuments.has(ctx) ? {} : GRAPHQL_LIMITS),
+    complexityError: (kind, result) => {
+      const [what, figure, max] =
+        kind === 'Depth' ? ['depth', result.depth, result.maxDepth] : kind === 'Breadth' ? ['breadth', result.breadth, result.maxBreadth] : ['complexity', result.complexity, result.maxComplexity];
+      return new AppError('BAD_REQUEST', `Query ${what} ${figure} exceeds the limit of ${max}`);
+    },
   },
 });
 

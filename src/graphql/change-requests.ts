@@ -1,6 +1,7 @@
 // Change requests: the ChangeRequest node, the space's change request list, the query by id or
 // number, and one mutation per documented operation (create, update, merge, update from main,
 // PDF, content batch).
+import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
 import { dropUndefined, loader, countsByKey, loadSpaceById, loadUserById } from './common.ts';
 import { UserRef } from './users.ts';
@@ -140,19 +141,19 @@ builder.prismaObjectField('Revision', 'mergedFrom', (t) =>
 // ------------------------------------------------------------------ reads
 
 builder.prismaObjectField('Space', 'changeRequestList', (t) =>
-  t.prismaConnection({
+  keysetConnection(t, {
     type: 'ChangeRequest',
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'Space.changeRequestList',
     description: 'Change requests of the space, newest first (`changeRequests` is their count). `status` defaults to `open`.',
     args: {
       status: t.arg({ type: ChangeRequestStatusEnum }),
       contributor: t.arg.string({ description: 'A user id: the author or anyone who authored a revision of it.' }),
     },
-    resolve: async (query, space, args, ctx) => {
+    resolve: async (page, space, args, ctx) => {
       await ctx.access.requireSpace(space, 'read');
       const where = changeRequestListWhere(space.id, dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined }));
-      return ctx.prisma.changeRequest.findMany({ ...query, where, orderBy: { number: 'desc' } });
+      // `number` is unique within a space.
+      return ctx.prisma.changeRequest.findMany(page.prisma({ where, orderBy: [{ number: 'desc' }] }) as never);
     },
     // Also runs alone (`changeRequestList { totalCount }` skips `resolve`): the same access rule.
     totalCount: async (space, args, ctx) => {

@@ -1,6 +1,7 @@
 // Collections: the Collection node (with its spaces and sub-collections), the organization's
 // collection and space listings, the collection mutations, and the move/transfer inputs shared
 // with spaces.
+import { keysetConnection, type KeysetPage } from './cursors.ts';
 import { builder } from './builder.ts';
 import { visibleCollectionsWhere, visibleSpacesWhere } from '../auth/access.ts';
 import { RoleEnum, DeletePayload, dropUndefined, loader, countsByKey } from './common.ts';
@@ -40,13 +41,16 @@ const CHILD_ORDER = [{ position: 'asc' as const }, { id: 'asc' as const }];
  * parent's page through the relation (a lateral join per parent), so a list of collections with
  * their spaces costs the same at 2 collections as at 200.
  */
-function childPage(ctx: Context, kind: ChildKind, parent: Collection, query: object): Promise<never[]> {
+function childPage(ctx: Context, kind: ChildKind, parent: Collection, page: KeysetPage): Promise<never[]> {
   const relation = kind === 'spaces' ? 'spaces' : 'children';
-  return loader<string, never[]>(ctx, `collection.${kind}:${parent.organizationId}:${JSON.stringify(query)}`, async (ids) => {
+  // Validates the cursor before the batch, so a bad one fails this field alone.
+  page.prisma({ orderBy: CHILD_ORDER });
+  const key = JSON.stringify([page.selection, page.args.first, page.args.last, page.args.after, page.args.before]);
+  return loader<string, never[]>(ctx, `collection.${kind}:${parent.organizationId}:${key}`, async (ids) => {
     const where = kind === 'spaces' ? await visibleSpacesWhere(ctx, parent.organizationId) : await visibleCollectionsWhere(ctx, parent.organizationId);
     const rows = (await ctx.prisma.collection.findMany({
       where: { id: { in: [...ids] } },
-      select: { id: true, [relation]: { ...query, where, orderBy: CHILD_ORDER } },
+      select: { id: true, [relation]: page.prisma({ where, orderBy: CHILD_ORDER }) },
     })) as unknown as Array<{ id: string } & Record<string, never[]>>;
     const byParent = new Map(rows.map((r) => [r.id, r[relation]]));
     return ids.map((id) => byParent.get(id) ?? []);
@@ -93,20 +97,18 @@ export const CollectionRef = builder.prismaNode('Collection', {
       resolve: (c, _a, ctx) => ({ location: `${ctx.config.publicUrl}/v1/collections/${c.id}`, app: `${ctx.config.appUrl}/c/${c.id}` }),
     }),
     permissions: t.field({ type: CollectionPermissions, resolve: (c, _a, ctx) => ctx.access.collectionPermissions(c) }),
-    spaces: t.prismaConnection({
+    spaces: keysetConnection(t, {
       type: 'Space',
-      cursor: 'id',
-      maxSize: 1000,
+      list: 'Collection.spaces',
       description: 'Spaces directly inside the collection that you may read, in order.',
-      resolve: (query, c, _a, ctx) => childPage(ctx, 'spaces', c, query),
+      resolve: (page, c, _a, ctx) => childPage(ctx, 'spaces', c, page),
       totalCount: (c, _a, ctx) => childCount(ctx, 'spaces', c),
     }),
-    collections: t.prismaConnection({
+    collections: keysetConnection(t, {
       type: 'Collection',
-      cursor: 'id',
-      maxSize: 1000,
+      list: 'Collection.collections',
       description: 'Collections directly inside the collection that you may see, in order.',
-      resolve: (query, c, _a, ctx) => childPage(ctx, 'collections', c, query),
+      resolve: (page, c, _a, ctx) => childPage(ctx, 'collections', c, page),
       totalCount: (c, _a, ctx) => childCount(ctx, 'collections', c),
     }),
   }),
@@ -125,31 +127,30 @@ builder.prismaObjectField(CollectionRef, 'parent', (t) =>
 // ------------------------------------------------------------------ organization listings
 
 builder.prismaObjectField('Organization', 'collections', (t) =>
-  t.prismaConnection({
+  keysetConnection(t, {
     type: 'Collection',
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'Organization.collections',
     description: 'Collections you may see; `nested: false` lists the top level only (oldest first).',
     args: { nested: t.arg.boolean({ defaultValue: true, description: 'Include collections nested in other collections (default true).' }) },
-    resolve: async (query, org, args, ctx) =>
-      ctx.prisma.collection.findMany({
-        ...query,
-        where: await visibleCollectionsWhere(ctx, org.id, args.nested === false ? { parentId: null } : {}),
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      }),
+    resolve: async (page, org, args, ctx) =>
+      ctx.prisma.collection.findMany(
+        page.prisma({
+          where: await visibleCollectionsWhere(ctx, org.id, args.nested === false ? { parentId: null } : {}),
+          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        }) as never,
+      ),
     totalCount: async (org, args, ctx) =>
       ctx.prisma.collection.count({ where: await visibleCollectionsWhere(ctx, org.id, args.nested === false ? { parentId: null } : {}) }),
   }),
 );
 
 builder.prismaObjectField('Organization', 'spaces', (t) =>
-  t.prismaConnection({
+  keysetConnection(t, {
     type: 'Space',
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'Organization.spaces',
     description: 'Spaces you may read (deleted ones excluded), oldest first.',
-    resolve: async (query, org, _a, ctx) =>
-      ctx.prisma.space.findMany({ ...query, where: await visibleSpacesWhere(ctx, org.id), orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+    resolve: async (page, org, _a, ctx) =>
+      ctx.prisma.space.findMany(page.prisma({ where: await visibleSpacesWhere(ctx, org.id), orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) as never),
     totalCount: async (org, _a, ctx) => ctx.prisma.space.count({ where: await visibleSpacesWhere(ctx, org.id) }),
   }),
 );

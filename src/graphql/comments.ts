@@ -1,4 +1,5 @@
 // Comments and replies on spaces and change requests.
+import { keysetConnection, keysetRelation } from './cursors.ts';
 import { builder } from './builder.ts';
 import { DeletePayload, dropUndefined, groupByKey, loadSpaceById, loadUserById, loader, primeUsers, countsByKey } from './common.ts';
 import { UserRef } from './users.ts';
@@ -179,11 +180,9 @@ export const CommentRef = builder.prismaNode('Comment', {
     resolvedAt: t.expose('resolvedAt', { type: 'DateTime', nullable: true }),
     resolvedBy: t.field({ type: UserRef, nullable: true, resolve: async (c, _a, ctx) => (c.resolvedById ? loadUserById(ctx, c.resolvedById) : null) }),
     target: t.field({ type: CommentTargetRef, resolve: (c) => c }),
-    repliesConnection: t.relatedConnection('replies', {
+    repliesConnection: keysetRelation(t, 'replies', {
       type: CommentReplyRef,
-      cursor: 'id',
-      maxSize: 1000,
-      totalCount: true,
+      list: 'Comment.replies',
       query: () => ({ orderBy: [{ postedAt: 'asc' as const }, { id: 'asc' as const }] }),
     }),
   }),
@@ -197,10 +196,9 @@ const scopeArgs = (t: PothosSchemaTypes.QueryFieldBuilder<any, any>) => ({
 });
 
 builder.queryFields((t) => ({
-  comments: t.prismaConnection({
+  comments: keysetConnection(t, {
     type: CommentRef,
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'comments',
     description: 'Comment threads on a space or one of its change requests.',
     args: {
       ...scopeArgs(t),
@@ -209,10 +207,10 @@ builder.queryFields((t) => ({
       targetPage: t.arg.string(),
       authors: t.arg.stringList(),
     },
-    resolve: async (query, _r, args, ctx) => {
+    resolve: async (page, _r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
       const filters = parseInput(CommentListFilters, dropUndefined({ order: args.order ?? undefined, status: args.status ?? undefined, targetPage: args.targetPage ?? undefined, authors: args.authors ?? undefined }));
-      return ctx.prisma.comment.findMany({ ...query, where: commentListWhere(scope, filters), orderBy: [{ postedAt: filters.order }, { id: filters.order }] });
+      return ctx.prisma.comment.findMany(page.prisma({ where: commentListWhere(scope, filters), orderBy: [{ postedAt: filters.order }, { id: filters.order }] }) as never);
     },
     totalCount: async (_r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
@@ -238,30 +236,28 @@ builder.queryFields((t) => ({
       return ctx.prisma.comment.findUniqueOrThrow({ ...query, where: { id: c.id } });
     },
   }),
-  commenters: t.prismaConnection({
+  commenters: keysetConnection(t, {
     type: MemberRef,
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'commenters',
     description: 'Members who commented in a space or one of its change requests.',
     args: scopeArgs(t),
-    resolve: async (query, _r, args, ctx) => {
+    resolve: async (page, _r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
-      return ctx.prisma.member.findMany({ ...query, where: await commentersWhere(ctx, scope), orderBy: { id: 'asc' } });
+      return ctx.prisma.member.findMany(page.prisma({ where: await commentersWhere(ctx, scope), orderBy: [{ id: 'asc' }] }) as never);
     },
     totalCount: async (_r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
       return ctx.prisma.member.count({ where: await commentersWhere(ctx, scope) });
     },
   }),
-  commentReplies: t.prismaConnection({
+  commentReplies: keysetConnection(t, {
     type: CommentReplyRef,
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'commentReplies',
     args: { ...scopeArgs(t), commentId: t.arg.id({ required: true }) },
-    resolve: async (query, _r, args, ctx) => {
+    resolve: async (page, _r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
       const parent = await getComment(ctx, scope, String(args.commentId));
-      return ctx.prisma.comment.findMany({ ...query, where: { parentId: parent.id }, orderBy: [{ postedAt: 'asc' }, { id: 'asc' }] });
+      return ctx.prisma.comment.findMany(page.prisma({ where: { parentId: parent.id }, orderBy: [{ postedAt: 'asc' }, { id: 'asc' }] }) as never);
     },
     totalCount: async (_r, args, ctx) => ctx.prisma.comment.count({ where: { parentId: String(args.commentId) } }),
   }),

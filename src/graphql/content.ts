@@ -7,6 +7,7 @@
 // (or `loadRevisionsBatched`) from other areas instead of querying revisions yourself.
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode, type FragmentDefinitionNode } from 'graphql';
 import { builder } from './builder.ts';
+import { Keyset, keysetConnection } from './cursors.ts';
 import { loadById, loader, loadSpaceById } from './common.ts';
 import type { Context } from './context.ts';
 import { Prisma, type File, type Revision } from '../generated/prisma/client.ts';
@@ -164,33 +165,13 @@ async function withBody(ctx: Context, page: ContentPage): Promise<ContentPage | 
 
 // ------------------------------------------------------------------ keyset pages over derived lists
 
-type PageArgs = { first?: number | null; after?: string | null };
+type PageArgs = { first?: number | null; after?: string | null; last?: number | null; before?: string | null };
 
-const encodeCursor = (key: string) => Buffer.from(`k:${key}`).toString('base64url');
-function decodeCursor(cursor: string): string {
-  const raw = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!raw.startsWith('k:')) throw badRequest('after', 'not a cursor of this list');
-  return raw.slice(2);
-}
-
-/** A connection over a list sorted by `keyOf` ascending; cursors are the keys (stable under inserts). */
-export function keysetConnection<T>(items: T[], keyOf: (item: T) => string, args: PageArgs, extra: Record<string, unknown> = {}) {
-  const first = args.first ?? 100;
-  if (first < 0 || first > 1000) throw badRequest('first', 'must be between 0 and 1000');
-  let start = 0;
-  if (args.after) {
-    const after = decodeCursor(args.after);
-    start = items.findIndex((i) => keyOf(i) > after);
-    if (start < 0) start = items.length;
-  }
-  const end = Math.min(items.length, start + first);
-  const edges = items.slice(start, end).map((node) => ({ cursor: encodeCursor(keyOf(node)), node }));
-  return {
-    edges,
-    totalCount: items.length,
-    pageInfo: { hasNextPage: end < items.length, hasPreviousPage: start > 0, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
-    ...extra,
-  };
+/** A connection over a derived list, by `keyOf` ascending (keyset cursors: stable under inserts and deletes). */
+function keyedConnection<T>(list: string, items: T[], keyOf: (item: T) => string, args: PageArgs, extra: Record<string, unknown> = {}) {
+  const page = new Keyset(list, args, { defaultSize: 100 });
+  const rows = page.array(items, [['key', 'asc']], (item) => [keyOf(item)]);
+  return { ...page.connection(rows, items.length), ...extra };
 }
 
 // ------------------------------------------------------------------ enums and small types
@@ -377,11 +358,12 @@ export const ContentLinkConnection = builder.connectionObject({
 });
 
 function linkConnection(ctx: Context, content: RevisionContent, args: PageArgs & { status?: string | null }, pageId?: string) {
+  const list = pageId ? 'RevisionPage.links' : 'Revision.links';
   const all = computeLinks(content, { appUrls: appUrlsOf(ctx), pageId });
   const status = args.status ? (restEnum(args.status) as LinkStatus) : undefined;
   const items: LinkNode[] = (status ? all.filter((l) => l.status === status) : all).map((l) => ({ ...l, content }));
   const stats = linkStats(all);
-  return keysetConnection(items, (l) => l.key, args, { stats: { total: stats.total, broken: stats.broken.total } }) as never;
+  return keyedConnection(list, items, (l) => l.key, args, { stats: { total: stats.total, broken: stats.broken.total } }) as never;
 }
 
 // ------------------------------------------------------------------ Revision
@@ -442,12 +424,11 @@ export const RevisionRef = builder.prismaNode('Revision', {
         return id ? (content.byId.get(id) ?? null) : null;
       },
     }),
-    files: t.prismaConnection({
+    files: keysetConnection(t, {
       type: FileRef,
-      cursor: 'id',
-      maxSize: 1000,
+      list: 'Revision.files',
       description: 'Files of the revision.',
-      resolve: (query, r, _a, ctx) => ctx.prisma.file.findMany({ ...query, where: { id: { in: r.fileIds } }, orderBy: { id: 'asc' } }),
+      resolve: (page, r, _a, ctx) => ctx.prisma.file.findMany(page.prisma({ where: { id: { in: r.fileIds } }, orderBy: { id: 'asc' } }) as never),
       totalCount: (r) => r.fileIds.length,
     }),
     allFiles: t.field({
@@ -479,7 +460,7 @@ export const RevisionRef = builder.prismaNode('Revision', {
           if (!r.fileIds.includes(args.fileId)) throw fileNotInRevision(args.fileId);
           const content = await loadRevisionContent(ctx, r, { withMarkdown: true });
           const pages = fileBacklinks(content, args.fileId).sort((a, b) => (a.id < b.id ? -1 : 1));
-          return keysetConnection(pages, (p) => p.id, args) as never;
+          return keyedConnection('Revision.fileBacklinks', pages, (p) => p.id, args) as never;
         },
       },
       {

@@ -1,5 +1,6 @@
 // Organization members: the Member node (REST addresses it by user id), member listings, and the
 // member mutations (role, removal, ping, SSO, adding by e-mail).
+import { keysetConnection, keysetRelation } from './cursors.ts';
 import { builder } from './builder.ts';
 import { RoleEnum, DeletePayload, dropUndefined, loadById, loader } from './common.ts';
 import type { Context } from './context.ts';
@@ -100,10 +101,8 @@ const filtersOf = (args: object) => {
 };
 
 builder.prismaObjectField('Organization', 'members', (t) =>
-  t.relatedConnection('members', {
-    cursor: 'id',
-    maxSize: 1000,
-    totalCount: true,
+  keysetRelation(t, 'members', {
+    list: 'Organization.members',
     description: 'Members, for callers who may list them (permissions.listMembers); empty for others.',
     args: memberListArgs(t),
     // Folded into the organization query (no statement per organization), so access is a filter
@@ -120,16 +119,15 @@ builder.prismaObjectField('Organization', 'members', (t) =>
 );
 
 builder.queryFields((t) => ({
-  members: t.prismaConnection({
+  members: keysetConnection(t, {
     type: 'Member',
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'members',
     description: 'Members of an organization (FORBIDDEN for guests).',
     args: { organizationId: t.arg.id({ required: true }), ...memberListArgs(t) },
-    resolve: async (query, _r, args, ctx) => {
+    resolve: async (page, _r, args, ctx) => {
       await requireListMembers(ctx, String(args.organizationId));
       const { where, orderBy } = memberListQuery(filtersOf(args));
-      return ctx.prisma.member.findMany({ ...query, where: { ...where, organizationId: String(args.organizationId) }, orderBy });
+      return ctx.prisma.member.findMany(page.prisma({ where: { ...where, organizationId: String(args.organizationId) }, orderBy }) as never);
     },
     // Runs without `resolve` when only totalCount is asked for, so it checks access too.
     totalCount: async (_r, args, ctx) => {
@@ -169,20 +167,20 @@ const spaceRolesOf = (ctx: Context, m: Member) =>
   ).load(memberKey(m));
 
 builder.prismaObjectField('Member', 'spacePermissions', (t) =>
-  t.prismaConnection({
+  keysetConnection(t, {
     type: MemberSpacePermissionRef,
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'Member.spacePermissions',
     description: "The spaces this member can access and their role on each, by space creation time (org admins and the member). The same rules as the caller's own access.",
     args: { order: t.arg({ type: ListOrderEnum, description: 'Default desc.' }) },
-    resolve: async (query, m, args, ctx) => {
+    resolve: async (page, m, args, ctx) => {
       const roles = await spaceRolesOf(ctx, m);
       const order = args.order ?? 'desc';
-      const rows = await ctx.prisma.space.findMany({
-        ...query,
-        where: { id: { in: [...roles.keys()] } },
-        orderBy: [{ createdAt: order }, { id: order }],
-      });
+      const rows = await ctx.prisma.space.findMany(
+        page.prisma({
+          where: { id: { in: [...roles.keys()] } },
+          orderBy: [{ createdAt: order }, { id: order }],
+        }) as never,
+      );
       return rows.map((r) => Object.assign(r, { memberPermission: roles.get(r.id) }));
     },
     totalCount: async (m, _a, ctx) => (await spaceRolesOf(ctx, m)).size,

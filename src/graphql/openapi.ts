@@ -1,5 +1,6 @@
 // OpenAPI specifications: the OpenApiSpec and OpenApiSpecVersion nodes, Organization.openApiSpecs,
 // queries by slug and version, and one mutation per operation (create, upsert, delete).
+import { keysetConnection, keysetRelation } from './cursors.ts';
 import { builder } from './builder.ts';
 import { DeletePayload, dropUndefined } from './common.ts';
 import {
@@ -98,10 +99,8 @@ export const OpenApiSpecRef = builder.prismaNode('OpenApiSpec', {
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     organizationId: t.exposeString('organizationId'),
     organization: t.relation('organization'),
-    versions: t.relatedConnection('versions', {
-      cursor: 'id',
-      maxSize: 1000,
-      totalCount: true,
+    versions: keysetRelation(t, 'versions', {
+      list: 'OpenApiSpec.versions',
       description: 'Versions, newest first.',
       query: () => ({ orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] }),
     }),
@@ -117,14 +116,13 @@ export const OpenApiSpecRef = builder.prismaNode('OpenApiSpec', {
 });
 
 builder.prismaObjectField('Organization', 'openApiSpecs', (t) =>
-  t.prismaConnection({
+  keysetConnection(t, {
     type: 'OpenApiSpec',
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'Organization.openApiSpecs',
     description: 'OpenAPI specifications, oldest first (members with a role only).',
-    resolve: async (query, org, _a, ctx) => {
+    resolve: async (page, org, _a, ctx) => {
       await requireOpenApiRead(ctx, org.id);
-      return ctx.prisma.openApiSpec.findMany({ ...query, where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+      return ctx.prisma.openApiSpec.findMany(page.prisma({ where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) as never);
     },
     // Also runs alone (`openApiSpecs { totalCount }` skips `resolve`): the same access rule.
     totalCount: async (org, _a, ctx) => {

@@ -1,4 +1,5 @@
 // Organizations: the Organization node, queries and the seed's organization mutations.
+import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
 import { RoleEnum, DeletePayload, dropUndefined } from './common.ts';
 import { Viewer } from './users.ts';
@@ -82,17 +83,13 @@ export const OrganizationRef = builder.prismaNode('Organization', {
 });
 
 builder.objectField(Viewer, 'organizations', (t) =>
-  t.prismaConnection({
+  keysetConnection(t, {
     type: 'Organization',
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'Viewer.organizations',
     description: 'Organizations you are a member of.',
-    resolve: (query, v, _a, ctx) =>
-      ctx.prisma.organization.findMany({
-        ...query,
-        where: { members: { some: { userId: v.userId, disabled: false } } },
-        orderBy: { id: 'asc' },
-      }),
+    resolve: (page, v, _a, ctx) =>
+      ctx.prisma.organization.findMany(page.prisma({ where: { members: { some: { userId: v.userId, disabled: false } } },
+        orderBy: { id: 'asc' }, }) as never),
     totalCount: (v, _a, ctx) => ctx.prisma.organization.count({ where: { members: { some: { userId: v.userId, disabled: false } } } }),
   }),
 );

@@ -1,6 +1,8 @@
 // Search: `Space.search` and `Organization.search`, full-text search over current content
 // (see domain/search.ts). Connections of computed results with keyset cursors over (rank, id).
 import { builder } from './builder.ts';
+import { Keyset, decodeCursor, encodeCursor } from './cursors.ts';
+import { badRequest } from '../domain/errors.ts';
 import { searchOrganization, searchSpace, type SearchConnection, type SearchPage, type SearchSpace } from '../domain/search.ts';
 
 const SearchUrls = builder.simpleObject('SearchResultUrls', { fields: (t) => ({ app: t.string() }) });
@@ -36,15 +38,26 @@ const SearchSpaceResult = builder.simpleObject('SearchSpaceResult', {
   }),
 });
 
-function toConnection<T>(c: SearchConnection<T>) {
+// The domain pages by (rank, id); its cursor travels inside a checked one naming the list.
+const SEARCH_ORDER = [['key', 'asc']] as const;
+type SearchArgs = { first?: number | null; after?: string | null; last?: number | null; before?: string | null };
+
+function domainArgs(list: string, args: SearchArgs) {
+  new Keyset(list, args); // first/last within bounds
+  if (args.last != null || args.before != null) throw badRequest(args.before != null ? 'before' : 'last', 'search results page forwards only (first/after)');
+  return { first: args.first ?? 100, after: args.after == null ? null : (decodeCursor(args.after, list, SEARCH_ORDER, 'after')[0] as string) };
+}
+
+function toConnection<T>(list: string, c: SearchConnection<T>) {
+  const items = c.items.map((e) => ({ ...e, cursor: encodeCursor(list, SEARCH_ORDER, [e.cursor]) }));
   return {
-    edges: c.items,
+    edges: items,
     totalCount: c.totalCount,
     pageInfo: {
       hasNextPage: c.hasNextPage,
       hasPreviousPage: false,
-      startCursor: c.items[0]?.cursor ?? null,
-      endCursor: c.items[c.items.length - 1]?.cursor ?? null,
+      startCursor: items[0]?.cursor ?? null,
+      endCursor: items[items.length - 1]?.cursor ?? null,
     },
   };
 }
@@ -62,7 +75,7 @@ builder.prismaObjectField('Space', 'search', (t) =>
     description: 'Pages of the current revision matching `query` (web search syntax), best first.',
     args: { query: t.arg.string({ required: true, description: 'At most 512 characters.' }) },
     select: { id: true },
-    resolve: async (space, args, ctx) => toConnection<SearchPage>(await searchSpace(ctx, space.id, args.query, args)) as never,
+    resolve: async (space, args, ctx) => toConnection<SearchPage>('Space.search', await searchSpace(ctx, space.id, args.query, domainArgs('Space.search', args))) as never,
   }, totalCountConnection('SpaceSearchConnection')),
 );
 
@@ -72,6 +85,6 @@ builder.prismaObjectField('Organization', 'search', (t) =>
     description: 'Spaces you may read with pages matching `query`, best first.',
     args: { query: t.arg.string({ required: true, description: 'At most 512 characters.' }) },
     select: { id: true },
-    resolve: async (org, args, ctx) => toConnection<SearchSpace>(await searchOrganization(ctx, org.id, args.query, args)) as never,
+    resolve: async (org, args, ctx) => toConnection<SearchSpace>('Organization.search', await searchOrganization(ctx, org.id, args.query, domainArgs('Organization.search', args))) as never,
   }, totalCountConnection('OrganizationSearchConnection')),
 );

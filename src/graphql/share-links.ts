@@ -1,5 +1,6 @@
 // Share links of a site: the ShareLink node, Site.shareLinks and the three share-link mutations.
 // Share links are credentials: every field that reaches them needs the organization's admin role.
+import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
 import { DeletePayload, dropUndefined, loader } from './common.ts';
 import type { Context } from './context.ts';
@@ -45,14 +46,13 @@ export const ShareLinkRef = builder.prismaNode('ShareLink', {
 });
 
 builder.prismaObjectField(SiteRef, 'shareLinks', (t) =>
-  t.prismaConnection({
+  keysetConnection(t, {
     type: ShareLinkRef,
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'Site.shareLinks',
     description: 'Share links of the site, oldest first (organization admins only).',
-    resolve: async (query, site, _a, ctx) => {
+    resolve: async (page, site, _a, ctx) => {
       await assertSiteMember(ctx, site, undefined, 'admin');
-      return ctx.prisma.shareLink.findMany({ ...query, where: { siteId: site.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+      return ctx.prisma.shareLink.findMany(page.prisma({ where: { siteId: site.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) as never);
     },
     totalCount: async (site, _a, ctx) => {
       await assertSiteMember(ctx, site, undefined, 'admin');

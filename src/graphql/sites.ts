@@ -13,6 +13,7 @@
 // A visitor (`visitor: { claims }`) given to a root field travels with the rows it returns (a
 // non-enumerable tag), and each list below filters by the conditions that visitor fails.
 import { builder } from './builder.ts';
+import { keysetConnection, type KeysetPage } from './cursors.ts';
 import { DeletePayload, dropUndefined, loadById, loader } from './common.ts';
 import type { Context } from './context.ts';
 import type { Site, SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
@@ -380,29 +381,38 @@ function defaultSpaceIdOf(ctx: Context, site: Pick<Site, 'id' | 'defaultSiteSpac
   }).load(`${site.id}|${site.defaultSiteSpaceId ?? ''}|${site.defaultSiteSectionId ?? ''}`);
 }
 
-type PrismaPageQuery = { take?: number; skip?: number; cursor?: { id: string }; orderBy?: unknown; where?: unknown } & Record<string, unknown>;
+// ------------------------------------------------------------------ keyset pages in reading order
 
 /**
- * Prisma's cursor paging (`cursor`, `skip`, `take`, negative `take` backwards) over an id list in a
- * computed order, then one `findMany` with the planned selection for the page's rows.
+ * Reading order as a sort key: each level's (position, createdAt, id), outermost first, padded to
+ * one width, so a cursor still finds its place after the item it names is moved or deleted.
  */
-async function findManyInOrder<T extends { id: string }>(findMany: (args: object) => Promise<T[]>, query: PrismaPageQuery, ids: string[]): Promise<T[]> {
-  const { take, skip = 0, cursor, orderBy: _orderBy, where: _where, ...selection } = query;
-  let start = 0;
-  if (cursor) {
-    start = ids.indexOf(cursor.id);
-    if (start < 0) return [];
-  }
-  let slice: string[];
-  if (take === undefined) slice = ids.slice(start + skip);
-  else if (take >= 0) slice = ids.slice(start + skip, start + skip + take);
-  else {
-    const end = cursor ? start - skip + 1 : ids.length - skip;
-    slice = ids.slice(Math.max(0, end + take), Math.max(0, end));
-  }
+type Row = { id: string; position: number; createdAt: Date };
+const PAD = [-1, 0, ''];
+const levelKey = (r: Row | undefined) => (r ? [r.position, r.createdAt.getTime(), r.id] : PAD);
+const READING_ORDER = Array.from({ length: 10 }, (_, i) => [`k${i}`, 'asc'] as const);
+
+function sectionKey(snap: StructureSnapshot, id: string): unknown[] {
+  const s = snap.sections.get(id)!;
+  const group = s.groupId ? snap.groups.get(s.groupId) : undefined;
+  return group ? [...levelKey(group), ...levelKey(s)] : [...levelKey(s), ...PAD];
+}
+function siteSpaceKey(snap: StructureSnapshot, id: string): unknown[] {
+  const ss = snap.siteSpaces.get(id)!;
+  if (!ss.sectionId) return [0, ...levelKey(ss), ...PAD, ...PAD];
+  return [1, ...sectionKey(snap, ss.sectionId), ...levelKey(ss)];
+}
+const padTo10 = (k: unknown[]) => [...k, ...Array(10 - k.length).fill('')];
+
+/** The page of `ids` (keyed by `keyOf`), then one `findMany` with the planned selection for its rows. */
+async function findManyInOrder<T extends { id: string }>(findMany: (args: object) => Promise<T[]>, page: KeysetPage, ids: string[], keyOf: (id: string) => unknown[]): Promise<T[]> {
+  const slice = page.array(ids, READING_ORDER, (id) => padTo10(keyOf(id)));
   if (slice.length === 0) return [];
-  const rows = await findMany({ ...selection, where: { id: { in: slice } } });
+  const { select, include } = page.selection as { select?: Record<string, unknown>; include?: unknown };
+  const rows = await findMany({ ...(select ? { select: { ...select, id: true } } : {}), ...(include ? { include } : {}), where: { id: { in: slice } } });
   const byId = new Map(rows.map((r) => [r.id, r]));
+  const keys = new Map(slice.map((id) => [id, padTo10(keyOf(id))]));
+  page.keyOf((row: T) => keys.get(row.id)!);
   return slice.map((id) => byId.get(id)).filter((r): r is T => !!r);
 }
 
@@ -514,38 +524,37 @@ export const SiteRef = builder.prismaNode('Site', {
     }),
 
     // Paged lists (the REST listings): reading order, cursors are item ids.
-    sectionsConnection: t.prismaConnection({
+    sectionsConnection: keysetConnection(t, {
       type: SiteSectionRef,
-      cursor: 'id',
-      maxSize: 1000,
+      list: 'Site.sections',
       description: 'Every section in reading order, paged.',
-      resolve: async (query, site, _a, ctx) =>
-        tag(await findManyInOrder((a) => ctx.prisma.siteSection.findMany(a), query as PrismaPageQuery, orderedSectionIds(await snapshotOf(ctx, site.id))), viewOf(site)),
+      resolve: async (page, site, _a, ctx) => {
+        const snap = await snapshotOf(ctx, site.id);
+        return tag(await findManyInOrder((a) => ctx.prisma.siteSection.findMany(a), page, orderedSectionIds(snap), (id) => sectionKey(snap, id)), viewOf(site));
+      },
       totalCount: async (site, _a, ctx) => orderedSectionIds(await snapshotOf(ctx, site.id)).length,
     }),
-    sectionGroupsConnection: t.prismaConnection({
+    sectionGroupsConnection: keysetConnection(t, {
       type: SiteSectionGroupRef,
-      cursor: 'id',
-      maxSize: 1000,
+      list: 'Site.sectionGroups',
       description: 'Section groups in order, paged.',
-      resolve: async (query, site, _a, ctx) => {
+      resolve: async (page, site, _a, ctx) => {
         const snap = await snapshotOf(ctx, site.id);
-        const ids = [...snap.groups.values()].sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1)).map((g) => g.id);
-        return tag(await findManyInOrder((a) => ctx.prisma.siteSectionGroup.findMany(a), query as PrismaPageQuery, ids), viewOf(site));
+        const ids = [...snap.groups.keys()];
+        return tag(await findManyInOrder((a) => ctx.prisma.siteSectionGroup.findMany(a), page, ids, (id) => levelKey(snap.groups.get(id))), viewOf(site));
       },
       totalCount: async (site, _a, ctx) => (await snapshotOf(ctx, site.id)).groups.size,
     }),
-    siteSpacesConnection: t.prismaConnection({
+    siteSpacesConnection: keysetConnection(t, {
       type: SiteSpaceRef,
-      cursor: 'id',
-      maxSize: 1000,
+      list: 'Site.siteSpaces',
       description: 'Every site space in reading order (root level, then section by section), paged.',
       args: { default: t.arg.boolean({ description: 'true: only default site spaces (one per section, or the root default); false: only the others.' }) },
-      resolve: async (query, site, args, ctx) =>
-        tag(
-          await findManyInOrder((a) => ctx.prisma.siteSpace.findMany(a), query as PrismaPageQuery, orderedSiteSpaceIds(await snapshotOf(ctx, site.id), args.default ?? undefined)),
-          viewOf(site),
-        ),
+      resolve: async (page, site, args, ctx) => {
+        const snap = await snapshotOf(ctx, site.id);
+        const ids = orderedSiteSpaceIds(snap, args.default ?? undefined);
+        return tag(await findManyInOrder((a) => ctx.prisma.siteSpace.findMany(a), page, ids, (id) => siteSpaceKey(snap, id)), viewOf(site));
+      },
       totalCount: async (site, args, ctx) => orderedSiteSpaceIds(await snapshotOf(ctx, site.id), args.default ?? undefined).length,
     }),
   }),
@@ -562,10 +571,9 @@ const siteFilterOf = (args: SiteFilterArgs) => ({
 });
 
 builder.prismaObjectField('Organization', 'sites', (t) =>
-  t.prismaConnection({
+  keysetConnection(t, {
     type: SiteRef,
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'Organization.sites',
     description: 'Sites of the organization, oldest first (members with a role; FORBIDDEN for guests).',
     args: {
       space: t.arg.string({ description: 'Only sites showing this space.' }),
@@ -573,9 +581,9 @@ builder.prismaObjectField('Organization', 'sites', (t) =>
       published: t.arg.boolean(),
       type: t.arg({ type: [SiteTypeEnum] }),
     },
-    resolve: async (query, org, args, ctx) => {
+    resolve: async (page, org, args, ctx) => {
       const filter = await requireSiteList(ctx, org.id, siteFilterOf(args));
-      return ctx.prisma.site.findMany({ ...query, where: siteListWhere(org.id, filter), orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+      return ctx.prisma.site.findMany(page.prisma({ where: siteListWhere(org.id, filter), orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) as never);
     },
     totalCount: async (org, args, ctx) => {
       const filter = await requireSiteList(ctx, org.id, siteFilterOf(args));

@@ -1,5 +1,6 @@
 // SAML single sign-on: the SamlProvider node, Organization.samlProviders and
 // Organization.ssoProviderLogins, the query by id and one mutation per operation.
+import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
 import { RoleEnum, DeletePayload, dropUndefined } from './common.ts';
 import {
@@ -74,14 +75,13 @@ export const SamlProviderRef = builder.prismaNode('SamlProvider', {
 });
 
 builder.prismaObjectFields('Organization', (t) => ({
-  samlProviders: t.prismaConnection({
+  samlProviders: keysetConnection(t, {
     type: 'SamlProvider',
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'Organization.samlProviders',
     description: 'SAML providers, oldest first (members with a role only).',
-    resolve: async (query, org, _a, ctx) => {
+    resolve: async (page, org, _a, ctx) => {
       await requireSamlRead(ctx, org.id);
-      return ctx.prisma.samlProvider.findMany({ ...query, where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+      return ctx.prisma.samlProvider.findMany(page.prisma({ where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) as never);
     },
     // Also runs alone (`samlProviders { totalCount }` skips `resolve`): the same access rule.
     totalCount: async (org, _a, ctx) => {

@@ -1,6 +1,7 @@
 // Teams: the Team node with its members connection, team listings, a member's teams, and the team
 // mutations.
 import { builder } from './builder.ts';
+import { keysetConnection, keysetRelation } from './cursors.ts';
 import { DeletePayload, dropUndefined, loadById, loader } from './common.ts';
 import type { Context } from './context.ts';
 import { MemberRef } from './members.ts';
@@ -58,11 +59,9 @@ export const TeamRef = builder.prismaNode('Team', {
     title: t.exposeString('title'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     organization: t.relation('organization'),
-    members: t.relatedConnection('members', {
-      cursor: 'teamId_userId',
-      maxSize: 1000,
-      totalCount: true,
-      query: { orderBy: [{ createdAt: 'asc' }, { userId: 'asc' }] },
+    members: keysetRelation(t, 'members', {
+      list: 'Team.members',
+      query: () => ({ orderBy: [{ createdAt: 'asc' }, { userId: 'asc' }] }),
     }),
     spaces: t.int({
       description: 'Spaces with a grant to this team.',
@@ -116,10 +115,8 @@ const filtersOf = (args: object) => {
 };
 
 builder.prismaObjectField('Organization', 'teams', (t) =>
-  t.relatedConnection('teams', {
-    cursor: 'id',
-    maxSize: 1000,
-    totalCount: true,
+  keysetRelation(t, 'teams', {
+    list: 'Organization.teams',
     description: 'Teams you can view: all of them for non-guest members, your own for guests.',
     args: teamListArgs(t),
     // Folded into the organization query, so access is a filter here; the top-level `teams`
@@ -146,16 +143,15 @@ builder.prismaObjectField('Organization', 'teams', (t) =>
 );
 
 builder.queryFields((t) => ({
-  teams: t.prismaConnection({
+  teams: keysetConnection(t, {
     type: 'Team',
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'teams',
     description: 'Teams of an organization (FORBIDDEN for guests).',
     args: { organizationId: t.arg.id({ required: true }), ...teamListArgs(t) },
-    resolve: async (query, _r, args, ctx) => {
+    resolve: async (page, _r, args, ctx) => {
       await requireListTeams(ctx, String(args.organizationId));
       const { where, orderBy } = teamListQuery(filtersOf(args));
-      return ctx.prisma.team.findMany({ ...query, where: { ...where, organizationId: String(args.organizationId) }, orderBy });
+      return ctx.prisma.team.findMany(page.prisma({ where: { ...where, organizationId: String(args.organizationId) }, orderBy }) as never);
     },
     // Runs without `resolve` when only totalCount is asked for, so it checks access too.
     totalCount: async (_r, args, ctx) => {
@@ -196,54 +192,29 @@ function membershipsOf(ctx: Context, m: Member, title?: string) {
   }).load(memberKey(m));
 }
 
-// Cursors over an in-memory list are its sort key (team creation time, then id), so pages stay
-// stable when teams are added or removed between requests.
-const sortKey = (m: Membership) => `${m.team.createdAt.toISOString()}|${m.teamId}`;
-const toCursor = (key: string) => Buffer.from(key).toString('base64url');
-const fromCursor = (cursor: string) => Buffer.from(cursor, 'base64url').toString('utf8');
-
-type PageArgs = { first?: number | null; after?: string | null; last?: number | null; before?: string | null };
-
-function pageOf(rows: Membership[], args: PageArgs) {
-  const items = rows.map((node) => ({ key: sortKey(node), node })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const position = (cursor: string | null | undefined, fallback: number, test: (key: string, c: string) => boolean) => {
-    if (!cursor) return fallback;
-    const i = items.findIndex((x) => test(x.key, fromCursor(cursor)));
-    return i < 0 ? items.length : i;
-  };
-  let start = position(args.after, 0, (k, c) => k > c);
-  let end = position(args.before, items.length, (k, c) => k >= c);
-  const size = (n: number) => Math.max(0, Math.min(n, 1000));
-  if (args.first != null) end = Math.min(end, start + size(args.first));
-  else if (args.last != null) start = Math.max(start, end - size(args.last));
-  else end = Math.min(end, start + 1000);
-  const edges = items.slice(start, end).map((x) => ({ cursor: toCursor(x.key), node: x.node }));
-  return {
-    edges,
-    totalCount: items.length,
-    pageInfo: {
-      hasNextPage: end < items.length,
-      hasPreviousPage: start > 0,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
-    },
-  };
-}
+// Keyset over the in-memory list: team creation time, then team id.
+const MEMBERSHIP_ORDER = [['createdAt', 'asc'], ['teamId', 'asc']] as const;
 
 builder.prismaObjectField('Member', 'teamMemberships', (t) =>
-  t.connection({
+  keysetConnection(t, {
     type: TeamMemberRef,
+    prisma: false,
+    list: 'Member.teamMemberships',
+    defaultSize: 1000,
     description: "This member's teams with their role in each.",
     args: { title: t.arg.string({ description: 'Case-insensitive contains filter on the team title.' }) },
-    resolve: async (m, args, ctx) => {
+    resolve: async (page, m, args, ctx) => {
       // Queued before the access check so the rows of every member load in one batch.
       const rows = membershipsOf(ctx, m, args.title?.trim() || undefined);
       await requireMemberTeamsAccess(ctx, m.organizationId, m.userId);
-      return pageOf(await rows, args);
+      const all = await rows;
+      return page.array(all, MEMBERSHIP_ORDER, (x: Membership) => [x.team.createdAt, x.teamId]);
     },
-  }, {
-    // The builder's default connection fields are replaced by these options, so declare it here.
-    fields: (c) => ({ totalCount: c.int({ resolve: (p) => (p as unknown as { totalCount: number }).totalCount }) }),
+    totalCount: async (m, args, ctx) => {
+      const rows = membershipsOf(ctx, m, args.title?.trim() || undefined);
+      await requireMemberTeamsAccess(ctx, m.organizationId, m.userId);
+      return (await rows).length;
+    },
   }),
 );
 

@@ -1,5 +1,6 @@
 // Translation settings: the TranslationSettings node, Organization.translations, the query by id
 // and one mutation per operation (create, update, delete).
+import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
 import { DeletePayload, dropUndefined } from './common.ts';
 import {
@@ -47,14 +48,13 @@ export const TranslationSettingsRef = builder.prismaNode('TranslationSettings', 
 });
 
 builder.prismaObjectField('Organization', 'translations', (t) =>
-  t.prismaConnection({
+  keysetConnection(t, {
     type: 'TranslationSettings',
-    cursor: 'id',
-    maxSize: 1000,
+    list: 'Organization.translations',
     description: 'Translation settings, oldest first (members with a role only).',
-    resolve: async (query, org, _a, ctx) => {
+    resolve: async (page, org, _a, ctx) => {
       await requireTranslationsRead(ctx, org.id);
-      return ctx.prisma.translationSettings.findMany({ ...query, where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+      return ctx.prisma.translationSettings.findMany(page.prisma({ where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) as never);
     },
     // Also runs alone (`translations { totalCount }` skips `resolve`): the same access rule.
     totalCount: async (org, _a, ctx) => {

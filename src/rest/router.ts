@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { AppError, HTTP_STATUS, RETRY_AFTER_SECONDS, isDatabaseUnavailable, serviceUnavailable, zodToAppError } from '../domain/errors.ts';
 import { ID_PREFIXES, type IdType } from '../domain/ids.ts';
 import type { Context } from '../graphql/context.ts';
+import { fixedDocuments } from '../graphql/builder.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -227,6 +228,7 @@ export class RestRouter {
         input.body = parseOrThrow(route.body, json);
       }
 
+      fixedDocuments.add(ctx);
       const result = await execute({
         schema: this.schema,
         document: route.doc,
@@ -261,6 +263,15 @@ function queryToObject(sp: URLSearchParams): Record<string, string | string[]> {
   return out;
 }
 
+/** GraphQL paging arguments under the names the REST caller used (`pageVariables`). */
+const REST_PAGE_ARGS: Record<string, string> = { after: 'page', before: 'page', first: 'limit', last: 'limit' };
+
+function restFieldNames(error: AppError): string {
+  const rest = error.field && REST_PAGE_ARGS[error.field];
+  if (!rest || !error.message.startsWith(`${error.field}:`)) return error.message;
+  return `${rest}${error.message.slice(error.field!.length)}`;
+}
+
 export function errorBody(status: number, message: string) {
   return { error: { code: status, message } };
 }
@@ -274,7 +285,7 @@ function errorResponse(err: unknown, ctx: Context): RestResponse {
   }
   if (original instanceof AppError) {
     const status = HTTP_STATUS[original.code];
-    return { status, body: errorBody(status, original.message) };
+    return { status, body: errorBody(status, restFieldNames(original)) };
   }
   if (err instanceof GraphQLError && !err.originalError) {
     // Variable coercion and validation errors: the caller's input is wrong.
