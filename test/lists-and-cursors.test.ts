@@ -74,13 +74,13 @@ describe('page', () => {
 
   it('GraphQL: a bad after is BAD_REQUEST naming after; first above 1000 names the maximum', async () => {
     const bad = await t.gql(`query($id: ID!) { teams(organizationId: $id, after: "garbage") { totalCount nodes { id } } }`, { id: org });
-    expect(bad.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'after' });
+    expect(bad.errors?.[0].extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'after' });
     const big = await t.gql(`query($id: ID!) { teams(organizationId: $id, first: 5000) { nodes { id } } }`, { id: org });
-    expect(big.errors[0].extensions.code).toBe('BAD_REQUEST');
-    expect(big.errors[0].message).toMatch(/1000/);
-    expect(big.errors[0].message).toMatch(/5000/);
+    expect(big.errors?.[0].extensions?.code).toBe('BAD_REQUEST');
+    expect(big.errors?.[0].message).toMatch(/1000/);
+    expect(big.errors?.[0].message).toMatch(/5000/);
     const nested = await t.gql(`query($id: ID!) { organization(id: $id) { teams(first: 5000) { nodes { id } } } }`, { id: org });
-    expect(nested.errors[0].extensions.code).toBe('BAD_REQUEST');
+    expect(nested.errors?.[0].extensions?.code).toBe('BAD_REQUEST');
   });
 
   it('GraphQL: a query over the complexity budget is BAD_REQUEST naming the limit and the figure', async () => {
@@ -88,8 +88,8 @@ describe('page', () => {
       `query($id: ID!) { organization(id: $id) { teams(first: 1000) { nodes { members(first: 1000) { nodes { user { id } } } } } } }`,
       { id: org },
     );
-    expect(r.errors[0].extensions.code).toBe('BAD_REQUEST');
-    expect(r.errors[0].message).toMatch(/complexity \d+ exceeds the limit of 100000/);
+    expect(r.errors?.[0].extensions?.code).toBe('BAD_REQUEST');
+    expect(r.errors?.[0].message).toMatch(/complexity \d+ exceeds the limit of 100000/);
   });
 });
 
