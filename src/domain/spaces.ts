@@ -155,10 +155,9 @@ export async function deleteSpace(ctx: DomainContext, id: string): Promise<boole
   return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, space.organizationId);
     const r = await tx.space.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: ctx.clock.now(), deletedById: viewer.user.id } });
-    if (r.count === 0) return false;
-    const fresh = await tx.space.findUniqueOrThrow({ where: { id }, select: { organizationId: true, parentId: true } });
-    await writeOrder(tx, await siblingsOf(tx, fresh.organizationId, fresh.parentId));
-    return true;
+    // The siblings keep their positions (a gap is fine): renumbering them would move the sort
+    // key under every keyset cursor into this list (docs/decisions.md, cursors).
+    return r.count > 0;
   });
 }
 
