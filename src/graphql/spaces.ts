@@ -144,6 +144,7 @@ builder.queryField('space', (t) =>
       const space = await ctx.prisma.space.findUnique({ ...query, where: { id: String(id) } });
       if (!visibleByKey) await ctx.access.requireSpace(space, 'read');
       else if (!space || space.deletedAt) throw notFound('Space');
+      else ctx.access.noteShareKeyRead(space.id);
       return space!;
     },
   }),
