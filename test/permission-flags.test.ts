@@ -126,6 +126,43 @@ const RESOURCES: ResourceCase[] = [
     ],
   },
   {
+    name: "comment by the caller (when they may post; else the admin's)",
+    create: async (c) => {
+      const space = await newSpace(c);
+      let posted = await t.rest('POST', `/v1/spaces/${space}/comments`, { body: { markdown: 'Mine' } }, c.token);
+      if (posted.status !== 200) posted = await admin('POST', `/v1/spaces/${space}/comments`, { body: { markdown: 'By the admin' } });
+      return { space, comment: posted.body.id };
+    },
+    flags: (i, c) => readFlags(`/v1/spaces/${i.space}/comments/${i.comment}`, c),
+    ops: [
+      ['edit', (i, c) => rest('PUT', `/v1/spaces/${i.space}/comments/${i.comment}`, { body: { markdown: 'Edited' } }, c)],
+      ['delete', async (i, c) => {
+        const s = await rest('DELETE', `/v1/spaces/${i.space}/comments/${i.comment}`, undefined, c);
+        return s === 204 ? 404 : s;
+      }],
+    ],
+  },
+  {
+    name: 'comment reply',
+    create: async (c) => {
+      const space = await newSpace(c);
+      const posted = await admin('POST', `/v1/spaces/${space}/comments`, { body: { markdown: 'Thread' } });
+      const reply = await admin('POST', `/v1/spaces/${space}/comments/${posted.body.id}/replies`, { body: { markdown: 'Reply' } });
+      expect(reply.status).toBe(200);
+      return { space, comment: posted.body.id, reply: reply.body.id };
+    },
+    flags: (i, c) => readFlags(`/v1/spaces/${i.space}/comments/${i.comment}/replies/${i.reply}`, c),
+    ops: [
+      ['view', (i, c) => rest('GET', `/v1/spaces/${i.space}/comments/${i.comment}/replies/${i.reply}`, undefined, c)],
+      ['react', (i, c) => rest('PUT', `/v1/spaces/${i.space}/comments/${i.comment}/replies/${i.reply}`, { addedReactions: ['🎉'] }, c)],
+      ['edit', (i, c) => rest('PUT', `/v1/spaces/${i.space}/comments/${i.comment}/replies/${i.reply}`, { body: { markdown: 'Edited' } }, c)],
+      ['delete', async (i, c) => {
+        const s = await rest('DELETE', `/v1/spaces/${i.space}/comments/${i.comment}/replies/${i.reply}`, undefined, c);
+        return s === 204 ? 404 : s;
+      }],
+    ],
+  },
+  {
     name: 'collection',
     create: async (c) => {
       const r = await admin('POST', `/v1/orgs/${t.org.id}/collections`, { title: 'Folder' });

@@ -79,6 +79,9 @@ describe('GET /v1/users/{userId}', () => {
     // The official client sees the same 404.
     await expect(outsider.client.users.getUserById(t.adminUser.id)).rejects.toMatchObject({ code: 404 });
     expect((await t.rest('GET', `/v1/users/${t.adminUser.id}`, undefined, null)).status).toBe(401);
+    const unknownKey = await t.rest('GET', `/v1/users/${t.adminUser.id}?foo=1`);
+    expect(unknownKey.status).toBe(400);
+    expect(unknownKey.body.error.message).toContain('foo');
   });
 });
 

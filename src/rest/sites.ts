@@ -448,6 +448,7 @@ export const routes: RestRoute[] = [
     // organization, as for `GET ${SITE}`.
     method: 'GET',
     path: `${SITE}/site-spaces/:siteSpaceId`,
+    query: z.strictObject({}),
     document: `query($site: ID!, $org: ID!, $id: ID!) {
       site(id: $site, organizationId: $org) { id }
       node(id: $id) { ... on SiteSpace { site { id } ${SITE_SPACE_FIELDS} } } }`,
