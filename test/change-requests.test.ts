@@ -203,7 +203,7 @@ describe('reading change requests', () => {
     for (let i = 0; i < 12; i++) await newChangeRequest(spaceId, { subject: `N${i}` }, i % 2 ? editor.token : undefined);
     const query = (first: number) =>
       t.gql(
-        `query($id: ID!, $first: Int) { space(id: $id) { changeRequestList(first: $first) { totalCount nodes { id number outdated comments createdBy { id displayName } permissions { edit merge } urls { location } } } } }`,
+        `query($id: ID!, $first: Int) { space(id: $id) { changeRequestList(first: $first) { totalCount nodes { id number outdated commentCount createdBy { id displayName } permissions { edit merge } urls { location } } } } }`,
         { id: spaceId, first },
       );
     const small = await t.countQueries(() => query(2));
@@ -329,12 +329,12 @@ describe('change requests over GraphQL', () => {
   it('creates, reads by number, lists on the space, and reports errors with codes', async () => {
     const spaceId = await newSpace();
     const created = await t.gql(
-      `mutation($input: CreateChangeRequestInput!) { createChangeRequest(input: $input) { changeRequest { id number status subject outdated comments createdBy { id } space { id } permissions { view edit editContent review merge } } } }`,
+      `mutation($input: CreateChangeRequestInput!) { createChangeRequest(input: $input) { changeRequest { id number status subject outdated commentCount createdBy { id } space { id } permissions { view edit editContent review merge } } } }`,
       { input: { spaceId, subject: 'From GraphQL' } },
     );
     expect(created.errors).toBeUndefined();
     const cr = created.data.createChangeRequest.changeRequest;
-    expect(cr).toMatchObject({ number: 1, status: 'open', subject: 'From GraphQL', outdated: false, comments: 0, createdBy: { id: t.adminUser.id }, space: { id: spaceId } });
+    expect(cr).toMatchObject({ number: 1, status: 'open', subject: 'From GraphQL', outdated: false, commentCount: 0, createdBy: { id: t.adminUser.id }, space: { id: spaceId } });
     expect(cr.permissions).toEqual({ view: true, edit: true, editContent: true, review: true, merge: true });
 
     const byNumber = await t.gql(`query($s: ID!) { changeRequest(spaceId: $s, idOrNumber: "1") { id } }`, { s: spaceId });

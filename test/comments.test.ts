@@ -211,7 +211,7 @@ describe('commenters', () => {
 
 describe('comments over GraphQL', () => {
   it('lists threads with their replies and reactions in a constant number of statements', async () => {
-    const query = `query($spaceId: ID!) { comments(spaceId: $spaceId, first: 100) { totalCount nodes { id replies postedBy { displayName } reactions { emoji count } target { page { title outdated } } permissions { edit } repliesConnection(first: 10) { nodes { id postedBy { id } } } } } }`;
+    const query = `query($spaceId: ID!) { comments(spaceId: $spaceId, first: 100) { totalCount nodes { id replyCount postedBy { displayName } reactions { emoji count } target { page { title outdated } } permissions { edit } replies(first: 10) { nodes { id postedBy { id } } } } } }`;
     const small = await t.countQueries(() => t.gql(query, { spaceId }));
     for (let i = 0; i < 15; i++) {
       const c = await t.rest('POST', `/v1/spaces/${spaceId}/comments`, { page: pageId, body: { markdown: `bulk ${i}` } }, commenter.token);

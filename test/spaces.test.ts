@@ -508,7 +508,7 @@ describe('listing spaces', () => {
   it('a page of spaces with counters and permissions costs a constant number of statements', async () => {
     const org = (await t.gql(`mutation { createOrganization(input: { title: "Counting org" }) { id } }`)).data.createOrganization.id;
     for (let i = 0; i < 12; i++) await createSpace({ title: `S${i}` }, org);
-    const query = `query($id: ID!, $n: Int!) { organization(id: $id) { spaces(first: $n) { totalCount nodes { id title comments changeRequests changeRequestsOpen permissions { admin edit } parent { id } } } } }`;
+    const query = `query($id: ID!, $n: Int!) { organization(id: $id) { spaces(first: $n) { totalCount nodes { id title commentCount changeRequests changeRequestsOpen permissions { admin edit } parent { id } } } } }`;
     const small = await t.countQueries(() => t.gql(query, { id: org, n: 3 }));
     const large = await t.countQueries(() => t.gql(query, { id: org, n: 12 }));
     expect(large.result.errors).toBeUndefined();

@@ -28,6 +28,8 @@ export class Access {
   private collectionLoader: DataLoader<string, Collection | null>;
   private grantLoader: DataLoader<string, Role | null>;
   private teamIdsPromise?: Promise<string[]>;
+  /** Spaces this request read through a share key (`space(id:, shareKey:)`) without a role on them. */
+  private readonly shareKeyReads = new Set<string>();
 
   constructor(
     private readonly prisma: Db,
@@ -166,13 +168,27 @@ export class Access {
     return this.contentRole(collection);
   }
 
+  /**
+   * Record that this request read the space through a valid share key. Only the flags learn it:
+   * the key opens the space's own reading operation, nothing else, so `spaceRole` is unchanged.
+   */
+  noteShareKeyRead(spaceId: string) {
+    this.shareKeyReads.add(spaceId);
+  }
+
   async spacePermissions(space: SpaceLike) {
-    return spacePermissionsFor(await this.spaceRole(space));
+    const role = await this.spaceRole(space);
+    // A share-key reader may view the space (that is what the request just did) and nothing else.
+    if (!role && this.shareKeyReads.has(space.id)) return { ...spacePermissionsFor(null), view: true };
+    return spacePermissionsFor(role);
   }
 
   async collectionPermissions(collection: CollectionLike) {
-    const role = await this.collectionRole(collection);
-    return { view: role != null, admin: atLeast(role, 'admin'), viewInviteLinks: atLeast(role, 'admin'), create: atLeast(role, 'create') };
+    const [role, m] = await Promise.all([this.collectionRole(collection), this.membership(collection.organizationId)]);
+    // Creating inside a collection also needs `create` in the organization (requireContentContainer's
+    // caller, createCollection/createSpace), so a guest's or reader's grant alone does not allow it.
+    const orgCreate = !!m && !m.disabled && atLeast(m.role, 'create');
+    return { view: role != null, admin: atLeast(role, 'admin'), viewInviteLinks: atLeast(role, 'admin'), create: atLeast(role, 'create') && orgCreate };
   }
 
   /**

@@ -221,16 +221,22 @@ export async function deleteComment(ctx: DomainContext, scope: CommentScope, id:
   return r.count > 0;
 }
 
-/** Prisma `where` for a comment listing in a scope. */
-export function commentListWhere(scope: Pick<CommentScope, 'space' | 'changeRequestId'>, filters: CommentListFilters) {
+/** Prisma `where` for the list filters alone (top-level comments; status, page, authors). */
+export function commentFilterWhere(filters: Omit<CommentListFilters, 'order'>) {
   return {
-    spaceId: scope.space.id,
-    changeRequestId: scope.changeRequestId,
     parentId: null,
     ...(filters.status !== 'all' ? { status: filters.status } : {}),
     ...(filters.targetPage ? { pageId: filters.targetPage } : {}),
     ...(filters.authors?.length ? { authorId: { in: filters.authors } } : {}),
   };
+}
+
+/** How a comment listing is sorted: by posting time, then id, in the filter's order. */
+export const commentListOrder = (order: 'asc' | 'desc') => [{ postedAt: order }, { id: order }];
+
+/** Prisma `where` for a comment listing in a scope. */
+export function commentListWhere(scope: Pick<CommentScope, 'space' | 'changeRequestId'>, filters: Omit<CommentListFilters, 'order'>) {
+  return { spaceId: scope.space.id, changeRequestId: scope.changeRequestId, ...commentFilterWhere(filters) };
 }
 
 function findNode(tree: Array<{ id: string; v: string; pages: unknown[] }>, pageId: string): { id: string; v: string } | undefined {

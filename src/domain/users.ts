@@ -7,6 +7,8 @@ import { newId } from './ids.ts';
 import { issueToken } from '../auth/tokens.ts';
 import { parseInput, badRequest } from './errors.ts';
 import { ROLES } from '../auth/roles.ts';
+import type { DomainContext } from './context.ts';
+import { notFound } from './errors.ts';
 
 export const CreateUserInput = z.strictObject({
   email: z.string().trim().toLowerCase().email().max(320),
@@ -57,4 +59,24 @@ export async function bootstrapIfEmpty(tx: Tx, opts: { adminEmail: string; admin
   const org = await createOrganizationWithAdmin(tx, 'My Organization', user.id);
   const { token } = await issueToken(tx, user.id, 'bootstrap', opts.adminToken);
   return { user, org, token };
+}
+
+/**
+ * Who may read a user by id (`GET /v1/users/{userId}`, GraphQL `user(id:)` and `node(id:)`):
+ * yourself, and anyone who is an active member (any role, guests included) of an organization the
+ * user belongs to — the people whose names the caller already meets as authors, members and
+ * commenters. Anyone else gets a 404, whether or not the user exists.
+ */
+export async function canSeeUser(ctx: Pick<DomainContext, 'prisma' | 'access'>, userId: string): Promise<boolean> {
+  const viewer = ctx.access.requireViewer();
+  if (userId === viewer.user.id) return true;
+  const shared = await ctx.prisma.member.findFirst({
+    where: { userId, organization: { members: { some: { userId: viewer.user.id, disabled: false } } } },
+    select: { id: true },
+  });
+  return shared !== null;
+}
+
+export async function requireVisibleUser(ctx: Pick<DomainContext, 'prisma' | 'access'>, userId: string): Promise<void> {
+  if (!(await canSeeUser(ctx, userId))) throw notFound('User');
 }

@@ -101,7 +101,10 @@ export const ChangeRequestRef = builder.prismaNode('ChangeRequest', {
       description: 'True when main moved since the last base (revisionMergedAncestor, else revisionInitial); never for a merged change request.',
       resolve: async (cr, _a, ctx) => isOutdated(cr, (await loadSpaceById(ctx, cr.spaceId))?.revisionId ?? null),
     }),
-    comments: t.int({ description: 'Open comments on the change request.', resolve: (cr, _a, ctx) => openCommentCount(ctx, cr.id) }),
+    commentCount: t.int({
+      description: 'Open top-level comments on the change request (REST `comments`); the threads are the `comments` connection.',
+      resolve: (cr, _a, ctx) => openCommentCount(ctx, cr.id),
+    }),
     urls: t.field({ type: ChangeRequestUrls, resolve: (cr, _a, ctx) => changeRequestUrls(ctx, cr) }),
     permissions: t.field({
       type: ChangeRequestPermissions,
@@ -151,15 +154,32 @@ builder.prismaObjectField('Space', 'changeRequestList', (t) =>
     },
     resolve: async (page, space, args, ctx) => {
       await ctx.access.requireSpace(space, 'read');
-      const where = changeRequestListWhere(space.id, dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined }));
-      // `number` is unique within a space.
-      return ctx.prisma.changeRequest.findMany(page.prisma({ where, orderBy: [{ number: 'desc' }] }) as never);
+      const filters = dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined });
+      const { spaceId: _, ...where } = changeRequestListWhere(space.id, filters);
+      const orderBy = [{ number: 'desc' as const }]; // `number` is unique within a space
+      // Validates the cursor before the batch, so a bad one fails this field alone.
+      page.prisma({ where, orderBy });
+      // Every space of the request asking with the same arguments is answered by one statement
+      // (a lateral join per space through the relation), so nested lists cost no N+1.
+      const key = JSON.stringify([filters, page.selection, page.args.first, page.args.last, page.args.after, page.args.before]);
+      return loader<string, ChangeRequest[]>(ctx, `space.changeRequestList:${key}`, async (ids) => {
+        const rows = (await ctx.prisma.space.findMany({
+          where: { id: { in: [...ids] } },
+          select: { id: true, changeRequests: page.prisma({ where, orderBy }) },
+        })) as unknown as Array<{ id: string; changeRequests: ChangeRequest[] }>;
+        const bySpace = new Map(rows.map((r) => [r.id, r.changeRequests]));
+        return ids.map((id) => bySpace.get(id) ?? []);
+      }).load(space.id);
     },
     // Also runs alone (`changeRequestList { totalCount }` skips `resolve`): the same access rule.
     totalCount: async (space, args, ctx) => {
       await ctx.access.requireSpace(space, 'read');
-      const where = changeRequestListWhere(space.id, dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined }));
-      return ctx.prisma.changeRequest.count({ where });
+      const filters = dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined });
+      const { spaceId: _, ...where } = changeRequestListWhere(space.id, filters);
+      return loader<string, number>(ctx, `space.changeRequestList.count:${JSON.stringify(filters)}`, async (ids) => {
+        const rows = await ctx.prisma.changeRequest.groupBy({ by: ['spaceId'], where: { ...where, spaceId: { in: [...ids] } }, _count: { _all: true } });
+        return countsByKey(ids, rows.map((r) => ({ key: r.spaceId, count: r._count._all })));
+      }).load(space.id);
     },
   }),
 );

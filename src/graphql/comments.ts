@@ -1,5 +1,5 @@
 // Comments and replies on spaces and change requests.
-import { keysetConnection, keysetRelation } from './cursors.ts';
+import { keysetConnection, keysetRelation, type KeysetPage } from './cursors.ts';
 import { builder } from './builder.ts';
 import { DeletePayload, dropUndefined, groupByKey, loadSpaceById, loadUserById, loader, primeUsers, countsByKey } from './common.ts';
 import { UserRef } from './users.ts';
@@ -8,6 +8,8 @@ import type { Context } from './context.ts';
 import type { Comment } from '../generated/prisma/client.ts';
 import {
   CommentListFilters,
+  commentFilterWhere,
+  commentListOrder,
   commentListWhere,
   commentPermissions,
   deleteComment,
@@ -21,7 +23,7 @@ import {
 } from '../domain/comments.ts';
 import { markdownToDocument } from '../domain/markdown.ts';
 import { loadPageVersions, loadRevisionContent } from './content.ts';
-import { notFound, parseInput } from '../domain/errors.ts';
+import { forbidden, notFound, parseInput } from '../domain/errors.ts';
 
 const CommentStatusEnum = builder.enumType('CommentStatus', { values: ['open', 'resolved'] as const });
 const CommentStatusFilterEnum = builder.enumType('CommentStatusFilter', { values: ['all', 'open', 'resolved'] as const });
@@ -175,18 +177,115 @@ export const CommentRef = builder.prismaNode('Comment', {
   findUnique: findVisibleComment,
   interfaces: [CommentEntryRef],
   fields: (t) => ({
-    replies: t.int({ description: 'Number of replies.', resolve: (c, _a, ctx) => replyCount(ctx, c.id) }),
+    replyCount: t.int({ description: 'Number of replies (REST `replies`).', resolve: (c, _a, ctx) => replyCount(ctx, c.id) }),
     status: t.expose('status', { type: CommentStatusEnum }),
     resolvedAt: t.expose('resolvedAt', { type: 'DateTime', nullable: true }),
     resolvedBy: t.field({ type: UserRef, nullable: true, resolve: async (c, _a, ctx) => (c.resolvedById ? loadUserById(ctx, c.resolvedById) : null) }),
     target: t.field({ type: CommentTargetRef, resolve: (c) => c }),
-    repliesConnection: keysetRelation(t, 'replies', {
+    replies: keysetRelation(t, 'replies', {
       type: CommentReplyRef,
       list: 'Comment.replies',
+      description: 'The replies, oldest first.',
       query: () => ({ orderBy: [{ postedAt: 'asc' as const }, { id: 'asc' as const }] }),
     }),
   }),
 });
+
+// ------------------------------------------------------------------ Space.comments, ChangeRequest.comments
+
+type FilterArgs = { order?: 'asc' | 'desc' | null; status?: 'all' | 'open' | 'resolved' | null; targetPage?: string | null; authors?: string[] | null };
+
+/** The list filters, validated as the REST query is (same schema, same field names). */
+function filtersOf(args: FilterArgs): CommentListFilters {
+  return parseInput(
+    CommentListFilters,
+    dropUndefined({ order: args.order ?? undefined, status: args.status ?? undefined, targetPage: args.targetPage ?? undefined, authors: args.authors ?? undefined }),
+  );
+}
+
+type ThreadParent = 'space' | 'changeRequest';
+
+/** Top-level comments of a parent that match the filters: a space's own (not its change requests'), or a change request's. */
+function parentWhere(kind: ThreadParent, filters: Omit<CommentListFilters, 'order'>) {
+  return { ...commentFilterWhere(filters), ...(kind === 'space' ? { changeRequestId: null } : {}) };
+}
+
+/**
+ * A page of comment threads for a space's or change request's connection. Every parent of the
+ * request asking with the same filters and page arguments is answered by one statement that reads
+ * each parent's page through the Prisma relation (as collections read their spaces), so comments
+ * under 100 spaces cost what they cost under 2.
+ */
+function threadPage(ctx: Context, kind: ThreadParent, parentId: string, filters: CommentListFilters, page: KeysetPage): Promise<Comment[]> {
+  const where = parentWhere(kind, filters);
+  const orderBy = commentListOrder(filters.order);
+  // Validates the cursor before the batch, so a bad one fails this field alone.
+  page.prisma({ where, orderBy });
+  const key = JSON.stringify([filters, page.selection, page.args.first, page.args.last, page.args.after, page.args.before]);
+  return loader<string, Comment[]>(ctx, `${kind}.comments:${key}`, async (ids) => {
+    const select = { id: true, comments: page.prisma({ where, orderBy }) };
+    const inParents = { id: { in: [...ids] } };
+    const rows = (kind === 'space'
+      ? await ctx.prisma.space.findMany({ where: inParents, select })
+      : await ctx.prisma.changeRequest.findMany({ where: inParents, select })) as unknown as Array<{ id: string; comments: Comment[] }>;
+    const byParent = new Map(rows.map((r) => [r.id, r.comments]));
+    return ids.map((id) => byParent.get(id) ?? []);
+  }).load(parentId);
+}
+
+/** How many threads match, per parent (one grouped statement per request tick and filter set). */
+function threadCount(ctx: Context, kind: ThreadParent, parentId: string, filters: Omit<CommentListFilters, 'order'>): Promise<number> {
+  const { status, targetPage, authors } = filters;
+  return loader<string, number>(ctx, `${kind}.comments.count:${JSON.stringify([status, targetPage, authors])}`, async (ids) => {
+    if (kind === 'space') {
+      const rows = await ctx.prisma.comment.groupBy({ by: ['spaceId'], where: { spaceId: { in: [...ids] }, ...parentWhere(kind, filters) }, _count: { _all: true } });
+      return countsByKey(ids, rows.map((r) => ({ key: r.spaceId, count: r._count._all })));
+    }
+    const rows = await ctx.prisma.comment.groupBy({ by: ['changeRequestId'], where: { changeRequestId: { in: [...ids] }, ...parentWhere(kind, filters) }, _count: { _all: true } });
+    return countsByKey(ids, rows.map((r) => ({ key: r.changeRequestId!, count: r._count._all })));
+  }).load(parentId);
+}
+
+/** Comments are for readers of the space: a share-key reader sees the space, not its discussion. */
+async function requireCommentReader(ctx: Context, spaceId: string) {
+  const space = await loadSpaceById(ctx, spaceId);
+  if (!space || !(await ctx.access.spaceRole(space))) throw forbidden('Reading comments needs the read role on the space');
+}
+
+const commentFilterArgs = builder.args((t) => ({
+  order: t.field({ type: ListOrderEnum, description: 'By posting time; default `desc` (newest first).' }),
+  status: t.field({ type: CommentStatusFilterEnum, description: 'Default `all`.' }),
+  targetPage: t.string({ description: 'Only comments on this page id.' }),
+  authors: t.stringList({ description: 'Only comments by these user ids.' }),
+}));
+
+for (const kind of ['space', 'changeRequest'] as const) {
+  const parentOf = (p: { id: string; spaceId?: string }) => ({ id: p.id, spaceId: kind === 'space' ? p.id : p.spaceId! });
+  builder.prismaObjectField(kind === 'space' ? 'Space' : 'ChangeRequest', 'comments', (t) =>
+    keysetConnection(t, {
+      type: CommentRef,
+      list: `${kind}.comments`,
+      nullable: true,
+      description:
+        kind === 'space'
+          ? "Comment threads on the space itself (not its change requests'), with the REST list's filters. Null with FORBIDDEN for a share-key reader."
+          : 'Comment threads on the change request, with the REST list\'s filters.',
+      args: commentFilterArgs,
+      resolve: async (page: KeysetPage, parent: { id: string; spaceId?: string }, args: any, ctx: Context) => {
+        const p = parentOf(parent as never);
+        const filters = filtersOf(args);
+        await requireCommentReader(ctx, p.spaceId);
+        return threadPage(ctx, kind, p.id, filters, page);
+      },
+      totalCount: async (parent: { id: string; spaceId?: string }, args: any, ctx: Context) => {
+        const p = parentOf(parent as never);
+        const filters = filtersOf(args);
+        await requireCommentReader(ctx, p.spaceId);
+        return threadCount(ctx, kind, p.id, filters);
+      },
+    }),
+  );
+}
 
 // ------------------------------------------------------------------ queries
 
@@ -200,22 +299,15 @@ builder.queryFields((t) => ({
     type: CommentRef,
     list: 'comments',
     description: 'Comment threads on a space or one of its change requests.',
-    args: {
-      ...scopeArgs(t),
-      order: t.arg({ type: ListOrderEnum }),
-      status: t.arg({ type: CommentStatusFilterEnum }),
-      targetPage: t.arg.string(),
-      authors: t.arg.stringList(),
-    },
+    args: { ...scopeArgs(t), ...commentFilterArgs },
     resolve: async (page, _r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
-      const filters = parseInput(CommentListFilters, dropUndefined({ order: args.order ?? undefined, status: args.status ?? undefined, targetPage: args.targetPage ?? undefined, authors: args.authors ?? undefined }));
-      return ctx.prisma.comment.findMany(page.prisma({ where: commentListWhere(scope, filters), orderBy: [{ postedAt: filters.order }, { id: filters.order }] }) as never);
+      const filters = filtersOf(args);
+      return ctx.prisma.comment.findMany(page.prisma({ where: commentListWhere(scope, filters), orderBy: commentListOrder(filters.order) }) as never);
     },
     totalCount: async (_r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
-      const filters = parseInput(CommentListFilters, dropUndefined({ status: args.status ?? undefined, targetPage: args.targetPage ?? undefined, authors: args.authors ?? undefined }));
-      return ctx.prisma.comment.count({ where: commentListWhere(scope, filters) });
+      return ctx.prisma.comment.count({ where: commentListWhere(scope, filtersOf(args)) });
     },
   }),
   comment: t.prismaField({

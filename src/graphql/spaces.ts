@@ -109,7 +109,10 @@ export const SpaceRef = builder.prismaNode('Space', {
     position: t.exposeInt('position', { description: 'Index among the siblings (collections and spaces of the same parent).' }),
     revisionId: t.string({ description: 'Id of the current revision.', resolve: (s) => s.revisionId ?? '' }),
     defaultLevel: t.expose('defaultLevel', { type: RoleEnum, nullable: true }),
-    comments: t.int({ description: 'Open comments on the space.', resolve: (s, _a, ctx) => openCommentCount(ctx, s.id) }),
+    commentCount: t.int({
+      description: 'Open top-level comments on the space itself (REST `comments`); the threads are the `comments` connection.',
+      resolve: (s, _a, ctx) => openCommentCount(ctx, s.id),
+    }),
     changeRequests: t.int({ resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).total }),
     changeRequestsOpen: t.int({ resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).open }),
     changeRequestsDraft: t.int({ resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).draft }),
@@ -141,6 +144,7 @@ builder.queryField('space', (t) =>
       const space = await ctx.prisma.space.findUnique({ ...query, where: { id: String(id) } });
       if (!visibleByKey) await ctx.access.requireSpace(space, 'read');
       else if (!space || space.deletedAt) throw notFound('Space');
+      else ctx.access.noteShareKeyRead(space.id);
       return space!;
     },
   }),

@@ -2,7 +2,7 @@
 // createApiToken, revokeApiToken.
 import { builder } from './builder.ts';
 import { DeletePayload } from './common.ts';
-import { createApiToken, createOrganizationWithAdmin } from '../domain/users.ts';
+import { createApiToken, createOrganizationWithAdmin, requireVisibleUser } from '../domain/users.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 
 export const UserRef = builder.prismaNode('User', {
@@ -10,14 +10,7 @@ export const UserRef = builder.prismaNode('User', {
   description: 'A person with an account.',
   // node(id:) finds yourself and people who share an organization with you.
   findUnique: async (id, ctx) => {
-    const viewer = ctx.access.requireViewer();
-    if (id !== viewer.user.id) {
-      const shared = await ctx.prisma.member.findFirst({
-        where: { userId: id, organization: { members: { some: { userId: viewer.user.id, disabled: false } } } },
-        select: { id: true },
-      });
-      if (!shared) throw notFound('User');
-    }
+    await requireVisibleUser(ctx, id);
     return { id };
   },
   fields: (t) => ({
@@ -66,6 +59,21 @@ builder.queryField('viewer', (t) =>
     type: Viewer,
     description: 'The authenticated caller.',
     resolve: (_r, _a, ctx) => ({ userId: ctx.access.requireViewer().user.id }),
+  }),
+);
+
+builder.queryField('user', (t) =>
+  t.prismaField({
+    type: 'User',
+    description: 'A user by id: yourself, or someone who belongs to an organization you are an active member of (NOT_FOUND otherwise).',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _r, args, ctx) => {
+      const id = String(args.id);
+      await requireVisibleUser(ctx, id);
+      const user = await ctx.prisma.user.findUnique({ ...query, where: { id } });
+      if (!user) throw notFound('User');
+      return user;
+    },
   }),
 );
 

@@ -31,7 +31,7 @@ const CR = '/v1/spaces/:spaceId/change-requests/:changeRequestId';
 
 export const CHANGE_REQUEST_FIELDS = `
   id number status subject createdBy { ${USER_FIELDS} } createdAt updatedAt mergedAt spaceId
-  revisionId revisionInitialId revisionMergedAncestorId revisionMergedId comments outdated
+  revisionId revisionInitialId revisionMergedAncestorId revisionMergedId commentCount outdated
   urls { location app }
 `;
 
@@ -51,7 +51,7 @@ export function toRestChangeRequest(cr: any) {
     revisionInitial: cr.revisionInitialId,
     revisionMergedAncestor: cr.revisionMergedAncestorId,
     revisionMerged: cr.revisionMergedId,
-    comments: cr.comments,
+    comments: cr.commentCount,
     outdated: cr.outdated,
     urls: cr.urls,
   });

@@ -17,7 +17,7 @@ const ENTRY_FIELDS = `
 `;
 const COMMENT_FIELDS = `
   ${ENTRY_FIELDS}
-  replies status resolvedAt resolvedBy { ${USER_FIELDS} }
+  replyCount status resolvedAt resolvedBy { ${USER_FIELDS} }
   target { space revision changeRequest node page { id title emoji path outdated createdAt updatedAt } }
 `;
 
@@ -39,7 +39,7 @@ export function toRestComment(c: any) {
   return compact({
     object: 'comment',
     ...toRestEntry(c),
-    replies: c.replies,
+    replies: c.replyCount,
     status: c.status,
     resolvedAt: c.resolvedAt,
     resolvedBy: c.resolvedBy ? toRestUser(c.resolvedBy) : undefined,

@@ -15,6 +15,7 @@ import { routes as shareLinks } from './share-links.ts';
 import { routes as sso } from './sso.ts';
 import { routes as openapi } from './openapi.ts';
 import { routes as translations } from './translations.ts';
+import { routes as users } from './users.ts';
 
 export function buildRestRouter(schema: GraphQLSchema) {
   return new RestRouter(schema).add([
@@ -32,5 +33,6 @@ export function buildRestRouter(schema: GraphQLSchema) {
     ...sso,
     ...openapi,
     ...translations,
+    ...users,
   ]);
 }

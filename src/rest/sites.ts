@@ -20,6 +20,7 @@ import {
   UpdateSiteInput,
   UpdateSiteSpaceInput,
 } from '../domain/sites.ts';
+import { notFound } from '../domain/errors.ts';
 
 const ORG = '/v1/orgs/:organizationId';
 const SITE = `${ORG}/sites/:siteId`;
@@ -440,6 +441,22 @@ export const routes: RestRoute[] = [
     variables: ({ params, body }) => ({ input: { ...keys(params), ...body } }),
     result: (d) => toRestSiteSpace(d.addSpaceToSite.siteSpace),
     status: 201,
+  },
+  {
+    // Not in the official document (it defines PATCH and DELETE here): the site space's
+    // `urls.location`, so that the URL every site space carries answers. Members of the
+    // organization, as for `GET ${SITE}`.
+    method: 'GET',
+    path: `${SITE}/site-spaces/:siteSpaceId`,
+    query: z.strictObject({}),
+    document: `query($site: ID!, $org: ID!, $id: ID!) {
+      site(id: $site, organizationId: $org) { id }
+      node(id: $id) { ... on SiteSpace { site { id } ${SITE_SPACE_FIELDS} } } }`,
+    variables: ({ params }) => ({ site: params.siteId, org: params.organizationId, id: params.siteSpaceId }),
+    result: (d, { params }) => {
+      if (!d.node || d.node.site?.id !== params.siteId) throw notFound('Site space');
+      return toRestSiteSpace(d.node);
+    },
   },
   {
     method: 'PATCH',

@@ -6,7 +6,7 @@ import { MoveContentInput, TransferContentInput } from '../domain/collections.ts
 
 export const SPACE_FIELDS = `
   id title emoji icon visibility editMode createdAt updatedAt deletedAt organizationId parentId revisionId
-  defaultLevel comments changeRequests changeRequestsOpen changeRequestsDraft
+  defaultLevel commentCount changeRequests changeRequestsOpen changeRequestsDraft
   urls { location app published public icon }
   permissions { view access admin viewInviteLinks edit triggerGitSync comment merge review }
 `;
@@ -30,7 +30,7 @@ export function toRestSpace(s: any) {
       parent: s.parentId,
       revision: s.revisionId,
       defaultLevel: s.defaultLevel,
-      comments: s.comments,
+      comments: s.commentCount,
       changeRequests: s.changeRequests,
       changeRequestsOpen: s.changeRequestsOpen,
       changeRequestsDraft: s.changeRequestsDraft,
