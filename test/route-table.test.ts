@@ -131,3 +131,98 @@ describe.each(ROUTES.map((r) => [routeName(r), r] as const))('%s', (_name, route
     expectError(await t.rest('GET', url(route, { page: cursor.slice(0, Math.ceil(cursor.length / 2)) })), 400, 'page');
   });
 });
+
+describe('input hygiene at the edge', () => {
+  const orgTitle = async () => (await t.app.prisma.organization.findUniqueOrThrow({ where: { id: t.org.id } })).title;
+
+  it('a NUL or control character in a JSON body is a 400 naming the field, and nothing changes', async () => {
+    const before = await orgTitle();
+    for (const [body, field] of [
+      [{ title: 'Acme\u0000' }, 'title'],
+      [{ title: 'Acme\u0007bell' }, 'title'],
+      [{ defaultContent: { type: 'x\u001b' } }, 'defaultContent.type'],
+    ] as const) {
+      const r = await t.rest('PATCH', `/v1/orgs/${t.org.id}`, body);
+      expectError(r, 400, field);
+      expect(r.body.error.message).toMatch(/control character/);
+    }
+    const revision = async () => (await t.app.prisma.space.findUniqueOrThrow({ where: { id: fx.space.id } })).revisionId;
+    const revBefore = await revision();
+    const nested = await t.rest('POST', `/v1/spaces/${fx.space.id}/content`, {
+      changes: [{ operation: 'insert_page', title: 'Fine', document: { markdown: 'ok' } }, { operation: 'insert_page', title: 'Bad\u0000', document: { markdown: 'x' } }],
+    });
+    expectError(nested, 400, 'changes.1.title');
+    expect(await orgTitle()).toBe(before);
+    expect(await revision()).toBe(revBefore);
+  });
+
+  it('tabs, newlines and carriage returns are ordinary text', async () => {
+    const r = await t.rest('POST', `/v1/spaces/${fx.space.id}/comments`, { body: { markdown: 'line 1\r\n\tline 2\n' } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.body.markdown).toBe('line 1\r\n\tline 2\n');
+  });
+
+  it('a NUL in a query value or key is a 400 naming the key', async () => {
+    expectError(await t.rest('GET', `/v1/orgs/${t.org.id}/teams?title=a%00b`), 400, 'title');
+    expectError(await t.rest('GET', `/v1/orgs/${t.org.id}/search?query=%00`), 400, 'query');
+    const key = await t.rest('GET', `/v1/orgs/${t.org.id}/teams?ti%00tle=a`);
+    expectError(key, 400);
+  });
+
+  it('unknown query keys are refused on routes without query parameters too', async () => {
+    expectError(await t.rest('GET', `/v1/orgs/${t.org.id}?foo=1`), 400, 'foo');
+    // A DELETE refused for its query string deletes nothing.
+    expectError(await t.rest('DELETE', `/v1/orgs/${t.org.id}/teams/${fx.team2.id}?force=true`), 400, 'force');
+    expect((await t.rest('GET', `/v1/orgs/${t.org.id}/teams/${fx.team2.id}`)).status).toBe(200);
+  });
+
+  it('a body that is not JSON by its content type is a 415 with the contract error body, and nothing changes', async () => {
+    const before = await orgTitle();
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
+      const res = await fetch(`${t.baseUrl}/v1/orgs/${t.org.id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${t.token}`, 'content-type': type },
+        body: JSON.stringify({ title: 'Changed by form' }),
+      });
+      expect(res.status, type).toBe(415);
+      expect(await res.json()).toEqual({ error: { code: 415, message: expect.stringContaining('application/json') } });
+    }
+    expect(await orgTitle()).toBe(before);
+  });
+
+  it('JSON content types (with parameters, +json) and a missing content type are accepted', async () => {
+    for (const type of ['application/json; charset=utf-8', 'Application/JSON', 'application/merge-patch+json', undefined]) {
+      const title = `Acme ${type ?? 'none'}`.slice(0, 40).replace(/[^\w ]/g, ' ');
+      const res = await fetch(`${t.baseUrl}/v1/orgs/${t.org.id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${t.token}`, ...(type ? { 'content-type': type } : {}) },
+        body: new TextEncoder().encode(JSON.stringify({ title })),
+      });
+      expect(res.status, `${type}: ${await res.clone().text()}`).toBe(200);
+      expect((await res.json()).title).toBe(title);
+    }
+    // The official client sends application/json.
+    const viaClient = await t.client().orgs.updateOrganizationById(t.org.id, { title: 'Acme' });
+    expect(viaClient.status).toBe(200);
+  });
+
+  it('GraphQL: a NUL or control character in variables or literals is a BAD_REQUEST naming it, and nothing changes', async () => {
+    const before = await orgTitle();
+    const m = 'mutation($i: UpdateOrganizationInput!) { updateOrganization(input: $i) { organization { id } } }';
+    const v = await t.gql(m, { i: { id: t.org.id, title: 'Acme\u0000' } });
+    expect(v.status).toBe(400);
+    expect(v.errors?.[0].extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'variables.i.title' });
+    const lit = await t.gql(`mutation { updateOrganization(input: { id: "${t.org.id}", title: "Acme\\u0000" }) { organization { id } } }`);
+    expect(lit.errors?.[0].extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'input.title' });
+    const bell = await t.gql(`{ node(id: "x\\u0007") { id } }`);
+    expect(bell.errors?.[0].extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'id' });
+    // GET with variables in the query string.
+    const res = await fetch(`${t.baseUrl}/graphql?query=${encodeURIComponent('query($id: ID!) { node(id: $id) { id } }')}&variables=${encodeURIComponent(JSON.stringify({ id: 'a\u0000' }))}`, {
+      headers: { authorization: `Bearer ${t.token}` },
+    });
+    const json = await res.json();
+    expect(res.status).toBe(400);
+    expect(json.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'variables.id' });
+    expect(await orgTitle()).toBe(before);
+  });
+});
