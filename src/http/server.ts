@@ -189,6 +189,16 @@ export function createHttpServer(deps: AppDeps) {
     }
   });
   server.keepAliveTimeout = 65_000;
+  // Requests node's parser refuses before any handler runs (headers or URL above the size limit,
+  // malformed request lines) still answer with the contract's error body, not a bare status line.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || (err.code === 'ECONNRESET' && !socket.readable)) return void socket.destroy();
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'HPE_HEADER_TIMEOUT' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const message = status === 431 ? 'Request headers or URL too large' : status === 408 ? 'Request timeout' : 'Malformed HTTP request';
+    const body = JSON.stringify(errorBody(status, message));
+    const reason = http.STATUS_CODES[status] ?? 'Bad Request';
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
   return server;
 }
 
