@@ -17,6 +17,7 @@ import { handleDownload } from './downloads.ts';
 import { handleSsoRequest } from './sso.ts';
 import { sendJson, useResponseCompression } from './compression.ts';
 import { BodyBudget, RequestRejected, assertJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
+import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
@@ -64,6 +65,7 @@ export function createHttpServer(deps: AppDeps) {
       maxTokensPlugin({ n: limits.graphqlMaxTokens }),
       maxAliasesPlugin({ n: limits.graphqlMaxAliases, allowList: [] }),
       maxDirectivesPlugin({ n: limits.graphqlMaxDirectives }),
+      useCleanStrings(),
       useBadRequestCodes(),
       useResponseCompression(),
       useServiceUnavailableStatus(),
@@ -91,6 +93,7 @@ export function createHttpServer(deps: AppDeps) {
     const { body, release } = await readBody(req, bodyLimits);
     try {
       const raw = body.toString('utf8');
+      if (match.route.body && body.length > 0) assertJsonContentType(req.headers['content-type']);
       if (match.route.body) assertJsonDepth(raw, limits.maxJsonDepth);
       const out = await deps.rest.handle(match.route, match.params ?? {}, target.searchParams, raw, makeContext(viewer));
       for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
@@ -186,9 +189,48 @@ export function createHttpServer(deps: AppDeps) {
     }
   });
   server.keepAliveTimeout = 65_000;
+  // Requests node's parser refuses before any handler runs (headers or URL above the size limit,
+  // malformed request lines) still answer with the contract's error body, not a bare status line.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || (err.code === 'ECONNRESET' && !socket.readable)) return void socket.destroy();
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'HPE_HEADER_TIMEOUT' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const message = status === 431 ? 'Request headers or URL too large' : status === 408 ? 'Request timeout' : 'Malformed HTTP request';
+    const body = JSON.stringify(errorBody(status, message));
+    const reason = http.STATUS_CODES[status] ?? 'Bad Request';
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
   return server;
 }
 
+/**
+ * A REST body is JSON: a body sent as anything else (`text/plain`, a form) is a 415 with the
+ * contract's error body. No `Content-Type` at all is accepted when the body parses as JSON (raw
+ * HTTP clients often omit it; browsers and the official client always send one).
+ */
+function assertJsonContentType(header: string | undefined) {
+  if (header === undefined || header.trim() === '') return;
+  const type = header.split(';')[0].trim().toLowerCase();
+  if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return;
+  throw new RequestRejected(415, `Unsupported content type ${JSON.stringify(type)}: send the body as application/json`);
+}
+
+/**
+ * No NUL or control character (input-hygiene.ts) in GraphQL variables or string literals: a
+ * `BAD_REQUEST` naming the variable path or the argument, before anything runs.
+ */
+function useCleanStrings(): Plugin {
+  return {
+    onParams({ params }) {
+      const path = findForbiddenString(params.variables ?? {}, 'variables');
+      if (path !== undefined) {
+        throw new GraphQLError(`${path}: ${FORBIDDEN_CHAR_MESSAGE}`, { extensions: { code: 'BAD_REQUEST', field: path, http: { status: 400 } } });
+      }
+    },
+    onValidate({ addValidationRule }) {
+      addValidationRule(CleanStringLiteralsRule);
+    },
+  };
+}
 
 /**
  * Request errors (parse, validation, variables, the document limits above) carry no code of

@@ -8,6 +8,7 @@ import { AppError, HTTP_STATUS, RETRY_AFTER_SECONDS, isDatabaseUnavailable, serv
 import { ID_PREFIXES, type IdType } from '../domain/ids.ts';
 import type { Context } from '../graphql/context.ts';
 import { fixedDocuments } from '../graphql/builder.ts';
+import { assertCleanStrings } from '../http/input-hygiene.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -24,7 +25,7 @@ export type RestRoute<Q = any, B = any> = {
   path: string;
   /** The GraphQL operation this route runs. */
   document: string;
-  /** Query-string schema (strings in, typed values out). Unknown keys are rejected. */
+  /** Query-string schema (strings in, typed values out). Unknown keys are rejected; a route without one refuses every key. */
   query?: z.ZodType<Q>;
   /** Body schema. Omit for operations without a body (any body is then ignored). */
   body?: z.ZodType<B>;
@@ -43,6 +44,9 @@ type CompiledRoute = RestRoute & { doc: DocumentNode };
 export const DEFAULT_PAGE_SIZE = 100;
 
 // ------------------------------------------------------------------ query-string helpers
+
+/** The query schema of a route that declares none: every key is unknown (a 400 naming it). */
+const NO_QUERY = z.strictObject({});
 
 const boolString = z.enum(['true', 'false']).transform((v) => v === 'true');
 export const q = {
@@ -214,7 +218,8 @@ export class RestRouter {
       const input: RestInput = { params, query: {}, body: undefined };
 
       const queryObj = queryToObject(searchParams);
-      input.query = route.query ? parseOrThrow(route.query, queryObj) : {};
+      assertCleanStrings(queryObj);
+      input.query = parseOrThrow(route.query ?? NO_QUERY, queryObj);
 
       if (route.body) {
         let json: unknown = {};
@@ -225,6 +230,7 @@ export class RestRouter {
             throw new AppError('BAD_REQUEST', 'body: malformed JSON', 'body');
           }
         }
+        assertCleanStrings(json);
         input.body = parseOrThrow(route.body, json);
       }
 
