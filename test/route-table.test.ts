@@ -22,7 +22,12 @@ const OFFICIAL_OPS = new Set(Object.entries(OFFICIAL.paths).flatMap(([p, item]) 
  * docs/decisions.md): the content batch edit of a space and of a change request (the
  * platform's newer `POST …/content` operation, in the 0.202.0 document).
  */
-const DOCUMENTED_EXTENSIONS = new Set(['POST /v1/spaces/:spaceId/content', 'POST /v1/spaces/:spaceId/change-requests/:changeRequestId/content']);
+const DOCUMENTED_EXTENSIONS = new Set([
+  'POST /v1/spaces/:spaceId/content',
+  'POST /v1/spaces/:spaceId/change-requests/:changeRequestId/content',
+  // A site space's `urls.location` must resolve; neither official document has this GET.
+  'GET /v1/orgs/:organizationId/sites/:siteId/site-spaces/:siteSpaceId',
+]);
 
 /** Keys a route's query schema accepts, and those it requires. */
 function queryKeys(route: RestRoute): { keys: string[]; required: string[] } {
