@@ -3,11 +3,11 @@
 // in-flight requests, close idle connections, stop the jobs and the embedded database, exit 0.
 // A failure to start is one line on stderr and exit code 1 (LOG_LEVEL=debug adds the stack).
 import path from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import { loadConfig, type Config } from './config.ts';
 import { startEmbeddedPostgres, ensureDatabase, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
+import { checkDatabase, errorLine, redactUrl } from './db/check.ts';
 import { createApp, type App } from './app.ts';
 
 /** A start-up failure with the one line a newcomer needs. */
@@ -23,36 +23,7 @@ async function step<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     if (err instanceof StartupError) throw err;
-    throw new StartupError(`${what}: ${reason(err)}`, err);
-  }
-}
-
-function reason(err: unknown): string {
-  const e = err as { code?: string; message?: string };
-  const first = String(e?.message ?? err).split('\n').find((l) => l.trim()) ?? String(err);
-  return e?.code && !first.includes(e.code) ? `${first} (${e.code})` : first;
-}
-
-/** The URL without its password, for messages. */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable DATABASE_URL)';
-  }
-}
-
-/** Connect once with a timeout: an unreachable database is a clear error, not a 2-minute hang. */
-async function checkDatabase(url: string, config: Config) {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: config.dbConnectTimeoutMs || 10_000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-  } finally {
-    await client.end().catch(() => {});
+    throw new StartupError(`${what}: ${errorLine(err)}`, err);
   }
 }
 
@@ -65,7 +36,7 @@ async function start() {
   try {
     config = loadConfig();
   } catch (err) {
-    throw new StartupError(reason(err), err);
+    throw new StartupError(errorLine(err), err);
   }
   const cfg = config;
   log = pino({ level: cfg.logLevel });
@@ -81,14 +52,14 @@ async function start() {
     databaseUrl = embedded.url('docgraph');
   }
   const url = databaseUrl;
-  await step(`cannot reach the database at ${redact(url)}`, () => checkDatabase(url, cfg));
+  await step(`cannot reach the database at ${redactUrl(url)}`, () => checkDatabase(url, cfg.dbConnectTimeoutMs || 10_000));
   await step('cannot apply the database migrations', () => migrate(url, (m) => log!.info(m)));
   app = await step('cannot start the gateway', () => createApp({ config: cfg, databaseUrl: url, log }));
   const port = await app.listen().catch((err: NodeJS.ErrnoException) => {
     const where = `${cfg.host}:${cfg.port}`;
     if (err.code === 'EADDRINUSE') throw new StartupError(`cannot listen on ${where}: the port is already in use (stop the other server or set PORT)`, err);
     if (err.code === 'EACCES') throw new StartupError(`cannot listen on ${where}: permission denied (use a port above 1023 or set PORT)`, err);
-    throw new StartupError(`cannot listen on ${where}: ${reason(err)}`, err);
+    throw new StartupError(`cannot listen on ${where}: ${errorLine(err)}`, err);
   });
 
   const base = `http://localhost:${port}`;
@@ -147,7 +118,7 @@ starting = start();
 starting.catch(async (err) => {
   if (stopping) return;
   stopping = true;
-  const message = err instanceof StartupError ? err.message : reason(err);
+  const message = err instanceof StartupError ? err.message : errorLine(err);
   console.error(`docgraph: ${message}`);
   if (config?.logLevel === 'debug' || config?.logLevel === 'trace') console.error((err as StartupError).cause ?? err);
   await stopEverything().catch(() => {});
