@@ -15,7 +15,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -59,6 +58,8 @@ if (ifStale) {
   todo = todo.filter(([, out]) => mtime(out) < sources);
 }
 
+// esbuild is loaded only when there is something to build: the stale check alone stays cheap.
+const { build } = todo.length ? await import('esbuild') : { build: undefined };
 await Promise.all(
   todo.map(([entry, outfile]) =>
     build({

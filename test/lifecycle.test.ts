@@ -173,6 +173,8 @@ describe('the server process', () => {
       expect(code, server.output().slice(-3000)).toBe(0);
       expect(Date.now() - signalled).toBeLessThan(5000);
       await expectPostgresGone(pgPort, dataDir);
+      // A clean stop logs no warning (LOG_LEVEL=warn): no connection error, no cut request.
+      expect(server.output()).not.toMatch(/"level":(40|50)/);
     } finally {
       keepAlive?.destroy();
       server.child.kill('SIGKILL');
