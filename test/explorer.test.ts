@@ -9,7 +9,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { SITE_STRUCTURE_QUERY } from '../src/http/explorer.ts';
+import { parse, validate } from 'graphql';
+import { SITE_STRUCTURE_QUERY, explorerOptions } from '../src/http/explorer.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -72,6 +73,43 @@ describe('first ten minutes (README)', () => {
       ['Getting started', 0],
       ['FAQ', 0],
     ]);
+  });
+});
+
+describe('the example operations of the explorer', () => {
+  it('are valid against the schema and run in order on the walkthrough data', async () => {
+    const { siteId, org } = await site();
+    const tabs = explorerOptions().defaultTabs!;
+    expect(tabs[0].query).toBe(SITE_STRUCTURE_QUERY);
+    for (const tab of tabs) {
+      expect(validate(t.app.schema, parse(tab.query!)).map((e) => e.message), tab.query!).toEqual([]);
+      expect(JSON.parse(tab.variables ?? '{}')).toBeTypeOf('object');
+      expect(JSON.parse(tab.headers!)).toEqual({ Authorization: 'Bearer <your API token>' });
+    }
+    const run = async (query: string, operationName: string, variables: Record<string, unknown>) => {
+      const res = await fetch(`${t.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.token}` },
+        body: JSON.stringify({ query, operationName, variables }),
+      });
+      const body = (await res.json()) as any;
+      expect(body.errors, operationName).toBeUndefined();
+      return body.data;
+    };
+    const me = await run(tabs[1].query!, 'MyOrganizations', {});
+    expect(me.viewer.organizations.nodes.map((o: any) => o.id)).toContain(org);
+    const spaces = await run(tabs[2].query!, 'SpacesOfOrganization', { organizationId: org });
+    const handbook = spaces.organization.spaces.nodes.find((s: any) => s.title === 'Handbook');
+    const pages = await run(tabs[2].query!, 'SpaceWithPages', { spaceId: handbook.id });
+    expect(pages.space.revision.pages.map((p: any) => p.title)).toEqual(['Getting started', 'FAQ']);
+    const sites = await run(tabs[3].query!, 'SitesOfOrganization', { organizationId: org });
+    const docs = sites.organization.sites.nodes.find((s: any) => s.id === siteId);
+    expect(docs.sections.map((s: any) => [s.title, s.siteSpaces[0].space.title])).toEqual([
+      ['Guides', 'Handbook'],
+      ['API', 'API reference'],
+    ]);
+    const created = await run(tabs[4].query!, 'CreateSpace', { organizationId: org });
+    expect(created.createSpace.space.title).toBe('Written from GraphiQL');
   });
 });
 

@@ -140,8 +140,8 @@ export const SITE_STRUCTURE_QUERY = `# One published site, as its readers see it
 # groups in order, each site space, and the complete page tree of every space.
 #
 # Variables (Variables tab below):
-#   siteId          the site, e.g. "site_…" (tab "3 · Sites and their spaces" lists them)
-#   organizationId  the site's organization, e.g. "org_…" (tab "1 · My organizations").
+#   siteId          the site, e.g. "site_…" (the SitesOfOrganization tab lists them)
+#   organizationId  the site's organization, e.g. "org_…" (the MyOrganizations tab).
 #                   Optional for members; needed by the REST shim's routes.
 #
 ${AUTH_HINT}
@@ -237,6 +237,9 @@ query SitesOfOrganization($organizationId: ID!) {
         id
         title
         published
+        # A site with sections: each section shows its own site spaces.
+        sections { id title siteSpaces { id path space { id title } } }
+        # A site without sections: its site spaces.
         siteSpaces { id path space { id title } }
       }
     }
@@ -245,6 +248,7 @@ query SitesOfOrganization($organizationId: ID!) {
 `;
 
 const MUTATION = `# 4 · A change: create a space (needs the "create" or "admin" role in the organization).
+# Every mutation is one transaction; errors carry extensions.code (and .field for bad input).
 # Pages are added through a change request (createChangeRequest, applyChangeRequestContentChanges,
 # mergeChangeRequest) or straight to a space (applySpaceContentChanges); see the README.
 mutation CreateSpace($organizationId: ID!) {
