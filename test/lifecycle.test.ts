@@ -183,6 +183,53 @@ describe('the server process', () => {
   }, 90_000);
 });
 
+describe('npm start itself', () => {
+  it('forwards SIGTERM to the server (no shell in between): server and PostgreSQL gone, npm exits 0', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'docgraph-npm-'));
+    const pgPort = await freePort();
+    const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'warn', ...embeddedEnv(dataDir, pgPort) };
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+    const npm = spawn('npm', ['start', '--silent'], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    npm.stdout.on('data', (d) => (output += d));
+    npm.stderr.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
+    let serverPid = 0;
+    try {
+      await portOf({ child: npm as unknown as ChildProcessWithoutNullStreams, output: () => output, exited });
+      serverPid = Number(/docgraph is running \(pid (\d+)/.exec(output)?.[1]);
+      expect(serverPid).toBeGreaterThan(0);
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      expect(alive(serverPid)).toBe(true);
+      const signalled = Date.now();
+      npm.kill('SIGTERM');
+      expect(await exited, output.slice(-3000)).toBe(0);
+      while (alive(serverPid) && Date.now() - signalled < 5000) await sleep(50);
+      expect(alive(serverPid)).toBe(false);
+      expect(Date.now() - signalled).toBeLessThan(5000);
+      await expectPostgresGone(pgPort, dataDir);
+    } finally {
+      npm.kill('SIGKILL');
+      // A failing run must not leave the server (and its PostgreSQL) behind.
+      if (serverPid) {
+        try {
+          process.kill(serverPid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }, 90_000);
+});
+
 describe('start-up failures', () => {
   it('a busy port is one line on stderr and exit code 1, leaving nothing running', async () => {
     // A database of its own (the shared test server), so no embedded PostgreSQL is needed.
