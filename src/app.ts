@@ -10,6 +10,7 @@ import { systemClock, type Clock } from './domain/clock.ts';
 import { schema } from './graphql/schema.ts';
 import { buildRestRouter } from './rest/index.ts';
 import { createHttpServer } from './http/server.ts';
+import { drainHttpServer } from './http/drain.ts';
 import { LocalDiskStorage, type FileStorage } from './domain/storage.ts';
 import { Jobs } from './jobs.ts';
 import { tasks } from './tasks.ts';
@@ -17,6 +18,9 @@ import type { Services } from './services.ts';
 import { bootstrapIfEmpty } from './domain/users.ts';
 
 export type App = Awaited<ReturnType<typeof createApp>>;
+
+/** How long close() lets in-flight requests run before cutting their connections. */
+export const SHUTDOWN_GRACE_MS = 8_000;
 
 export async function createApp(opts: {
   config: Config;
@@ -73,19 +77,28 @@ export async function createApp(opts: {
     config,
     /** Set on the first run on an empty database: the admin's token, shown once. */
     bootstrap,
+    /** Rejects (EADDRINUSE, EACCES…) instead of emitting an unhandled 'error'. */
     async listen(port = config.port, host = config.host) {
-      await new Promise<void>((resolve) => server.listen(port, host, resolve));
+      await new Promise<void>((resolve, reject) => {
+        const onError = (err: Error) => reject(err);
+        server.once('error', onError);
+        server.listen(port, host, () => {
+          server.off('error', onError);
+          resolve();
+        });
+      });
       return (server.address() as AddressInfo).port;
     },
-    /** Stop accepting requests, let in-flight ones finish, stop jobs, close the pool. */
-    async close() {
+    /**
+     * Stop accepting connections, answer 503 (`/readyz` too) on those still open, let in-flight
+     * requests finish (cut after `graceMs`), close idle keep-alive connections at once, then stop
+     * the jobs and close the pools (src/http/drain.ts).
+     */
+    async close(opts: { graceMs?: number } = {}) {
       if (closed) return;
       closed = true;
       stopRetryLog();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await drainHttpServer(server, { graceMs: opts.graceMs ?? SHUTDOWN_GRACE_MS, log });
       await jobs.stop();
       await jobsDb?.$disconnect();
       await prisma.$disconnect();

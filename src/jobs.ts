@@ -70,10 +70,16 @@ export class Jobs {
         keepAlive: true,
         ...(this.opts.connectTimeoutMs ? { connectionTimeoutMillis: this.opts.connectTimeoutMs } : {}),
       });
-      this.pool.on('error', (err) => this.log.warn({ err, worker: true }, 'idle queue connection failed'));
+      const pool = this.pool;
+      // pool.end() resolves before its clients' sockets close: a database stopped right after
+      // (the embedded one at shutdown) ends them with 57P01, expected then, not worth a warning.
+      const warn = (msg: string) => (err: Error) => {
+        if (!pool.ending) this.log.warn({ err, worker: true }, msg);
+      };
+      pool.on('error', warn('idle queue connection failed'));
       // A checked-out client's error surfaces again on its next query; the listener only keeps
       // it from being an unhandled 'error' event.
-      this.pool.on('connect', (client) => client.on('error', (err) => this.log.warn({ err, worker: true }, 'queue connection failed')));
+      pool.on('connect', (client) => client.on('error', warn('queue connection failed')));
     }
     return this.pool;
   }

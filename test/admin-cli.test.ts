@@ -1,14 +1,22 @@
-// The admin CLI, run as a child process on the test database; its token works against the app.
-import { execFile } from 'node:child_process';
+// The admin CLI, run from its bundle (what `npm run admin` runs) as a child process on the test
+// database; its token works against the app; failures are one line.
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BUNDLE = '.build/cli/admin.mjs';
 let t: TestApp;
 
 beforeAll(async () => {
+  // `npm run admin` = preadmin (the build, when a source changed) + `node .build/cli/admin.mjs`.
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  expect(pkg.scripts.admin).toBe(`node ${BUNDLE}`);
+  expect(pkg.scripts.preadmin).toContain('scripts/build.mjs');
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'pipe' });
   t = await startTestApp();
 });
 afterAll(async () => {
@@ -16,12 +24,15 @@ afterAll(async () => {
 });
 
 function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return adminWith({ DATABASE_URL: t.databaseUrl }, ...args);
+}
+
+function adminWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    // `tsx src/cli/admin.ts` (what `npm run admin` runs), without npx's start-up cost.
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/admin.ts', ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: t.databaseUrl }, timeout: 60_000 },
+      [BUNDLE, ...args],
+      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: stdout.trim(), stderr }),
     );
   });
@@ -96,5 +107,13 @@ describe('admin CLI', () => {
     const help = await admin('--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('create-token');
+  });
+
+  it('an unreachable database is one line naming it without its password, exit code 1', { timeout: 30_000 }, async () => {
+    const r = await adminWith({ DATABASE_URL: 'postgresql://ops:hunter22@127.0.0.1:1/docgraph' }, 'list-orgs');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toEqual(['admin: cannot reach the database at postgresql://ops:***@127.0.0.1:1/docgraph: connect ECONNREFUSED 127.0.0.1:1']);
   });
 });

@@ -1,11 +1,14 @@
-// Admin CLI: `npm run admin -- <command> [options]`. Works on DATABASE_URL, or on the embedded
-// PostgreSQL under DATA_DIR (used when a server already runs it, started here otherwise).
+// Admin CLI: `npm run admin -- <command> [options]`, run from its bundle (.build/cli/admin.mjs,
+// scripts/build.mjs). Works on DATABASE_URL, or on the embedded PostgreSQL under DATA_DIR (used
+// when a server already runs it, started here otherwise). Failures are one line on stderr: exit
+// code 2 for a usage error, 1 otherwise.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../config.ts';
 import { startEmbeddedPostgres, ensureDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
 import { migrate } from '../db/migrate.ts';
+import { checkDatabase, errorLine, redactUrl } from '../db/check.ts';
 import { createPrisma, type Db } from '../db/client.ts';
 import { AppError } from '../domain/errors.ts';
 import { findOrCreateUser, createOrganizationWithAdmin, addMembership, createApiToken } from '../domain/users.ts';
@@ -35,6 +38,8 @@ const OPTIONS = {
 type Options = Partial<Record<Exclude<keyof typeof OPTIONS, 'help'>, string>>;
 
 class UsageError extends Error {}
+/** A failure to explain in one line (no stack). */
+class CliError extends Error {}
 
 function required(opts: Options, name: keyof Options): string {
   const v = opts[name]?.trim();
@@ -98,8 +103,20 @@ const commands: Record<string, (db: Db, opts: Options) => Promise<string>> = {
 
 /** DATABASE_URL, or the embedded server: reused when one listens on the configured port. */
 async function connect(): Promise<{ databaseUrl: string; embedded?: EmbeddedDatabase }> {
-  const config = loadConfig();
-  if (config.databaseUrl) return { databaseUrl: config.databaseUrl };
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    throw new CliError(errorLine(err));
+  }
+  const timeoutMs = config.dbConnectTimeoutMs || 10_000;
+  if (config.databaseUrl) {
+    const databaseUrl = config.databaseUrl;
+    await checkDatabase(databaseUrl, timeoutMs).catch((err) => {
+      throw new CliError(`cannot reach the database at ${redactUrl(databaseUrl)}: ${errorLine(err)}`);
+    });
+    return { databaseUrl };
+  }
   const url = (db: string) => `postgresql://postgres:docgraph@127.0.0.1:${config.embeddedPgPort}/${db}`;
   const probe = new pg.Client({ connectionString: url('postgres') });
   const running = await probe.connect().then(
@@ -108,7 +125,12 @@ async function connect(): Promise<{ databaseUrl: string; embedded?: EmbeddedData
   );
   await probe.end().catch(() => {});
   let embedded: EmbeddedDatabase | undefined;
-  if (!running) embedded = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), port: config.embeddedPgPort });
+  if (!running) {
+    const dataDir = path.resolve(config.dataDir, 'pg');
+    embedded = await startEmbeddedPostgres({ dataDir, port: config.embeddedPgPort }).catch((err) => {
+      throw new CliError(`cannot start the embedded PostgreSQL (data ${dataDir}, port ${config.embeddedPgPort}; set DATABASE_URL, DATA_DIR or EMBEDDED_PG_PORT): ${errorLine(err)}`);
+    });
+  }
   await ensureDatabase(url('postgres'), 'docgraph');
   return { databaseUrl: url('docgraph'), embedded };
 }
@@ -143,7 +165,10 @@ main(process.argv.slice(2)).then(
       console.error(`${err.message}\n\n${USAGE}`);
       process.exit(2);
     }
-    console.error(err instanceof AppError ? err.message : err);
+    // One line: the message of an expected failure, else the error's first line (its stack with
+    // LOG_LEVEL=debug).
+    console.error(`admin: ${err instanceof AppError || err instanceof CliError ? err.message : errorLine(err)}`);
+    if (!(err instanceof AppError || err instanceof CliError) && /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '')) console.error(err);
     process.exit(1);
   },
 );

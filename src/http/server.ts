@@ -15,6 +15,7 @@ import { createContext, type Context } from '../graphql/context.ts';
 import { RestRouter, errorBody } from '../rest/router.ts';
 import { handleDownload } from './downloads.ts';
 import { handleSsoRequest } from './sso.ts';
+import { explorerOptions, isIntrospectionOnly, renderExplorer, serveExplorerAsset } from './explorer.ts';
 import { sendJson, useResponseCompression } from './compression.ts';
 import { BodyBudget, RequestRejected, assertJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
 import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
@@ -42,12 +43,12 @@ export function createHttpServer(deps: AppDeps) {
     schema: deps.schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: {
-      title: 'docgraph',
-      headers: JSON.stringify({ Authorization: 'Bearer <your API token>' }, null, 2),
-      defaultQuery: '{\n  viewer {\n    user { id displayName email }\n    organizations(first: 10) { totalCount nodes { id title } }\n  }\n}\n',
-    },
-    context: async ({ req }) => {
+    // GraphiQL from our own dependencies, with examples (src/http/explorer.ts).
+    graphiql: explorerOptions(),
+    renderGraphiQL: renderExplorer,
+    context: async ({ req, params }) => {
+      // Introspection alone reads only the schema: public, so the Docs pane needs no token.
+      if (isIntrospectionOnly(params.query, limits.graphqlMaxTokens)) return makeContext(null);
       const viewer = await viewerFor(req);
       if (!viewer) {
         throw new GraphQLError('A valid API token is required (Authorization: Bearer <token>)', {
@@ -151,7 +152,10 @@ export function createHttpServer(deps: AppDeps) {
         res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
         return sendJson(res, 503, { status: 'database unreachable' });
       }
-      if (top === 'graphql') return await handleGraphql(req, res, target);
+      if (top === 'graphql') {
+        if (target.segments[1] === 'assets' && target.segments.length === 3) return await serveExplorerAsset(req, res, target.segments[2], target.searchParams);
+        return await handleGraphql(req, res, target);
+      }
       if (top === 'v1') return await handleRest(req, res, target);
       if (top === 'files') {
         const viewer = await viewerFor(req);
