@@ -4,7 +4,8 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createPrisma, type Db } from './db/client.ts';
+import { createPrisma } from './db/client.ts';
+import type { TaskDeps } from './domain/context.ts';
 import { onTransactionRetry } from './db/transaction.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import { schema } from './graphql/schema.ts';
@@ -35,7 +36,7 @@ export async function createApp(opts: {
   const { config, databaseUrl } = opts;
   const log = opts.log ?? pino({ level: config.logLevel });
   const clock = opts.clock ?? systemClock;
-  const { prisma, onQuery, listeners } = createPrisma(databaseUrl, {
+  const { prisma, onQuery, listeners, disconnect } = createPrisma(databaseUrl, {
     poolSize: opts.poolSize,
     timeouts: { statementTimeoutMs: config.dbStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
     log,
@@ -52,15 +53,16 @@ export async function createApp(opts: {
   await jobs.migrate();
   // Background jobs get their own small pool with a long statement timeout: an import or a purge
   // may legitimately run statements far longer than an API request should.
-  let jobsDb: Db | undefined;
+  let jobsDb: ReturnType<typeof createPrisma> | undefined;
   if (opts.worker ?? config.runWorker) {
     jobsDb = createPrisma(databaseUrl, {
       poolSize: 3,
       timeouts: { statementTimeoutMs: config.dbJobStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
       log,
       listeners,
-    }).prisma;
-    await jobs.start({ prisma: jobsDb, config, clock, log, services });
+    });
+    const taskDeps: TaskDeps = { prisma: jobsDb.prisma, config, clock, log, services };
+    await jobs.start(taskDeps);
   }
 
   let closed = false;
@@ -100,8 +102,8 @@ export async function createApp(opts: {
       stopRetryLog();
       await drainHttpServer(server, { graceMs: opts.graceMs ?? SHUTDOWN_GRACE_MS, log });
       await jobs.stop();
-      await jobsDb?.$disconnect();
-      await prisma.$disconnect();
+      await jobsDb?.disconnect();
+      await disconnect();
     },
   };
 }

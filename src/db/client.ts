@@ -50,6 +50,10 @@ export function createPrisma(
   opts: { poolSize?: number; timeouts?: DbTimeouts; log?: Logger; listeners?: Set<QueryListener> } = {},
 ) {
   const t = opts.timeouts;
+  // After `disconnect()` a connection the server drops on its way down is expected, not news.
+  let disconnecting = false;
+  const connectionFailed = (message: string) => (err: unknown) =>
+    disconnecting ? opts.log?.debug({ err }, message) : opts.log?.warn({ err }, message);
   const adapter = new PrismaPg(
     {
       connectionString: databaseUrl,
@@ -62,8 +66,8 @@ export function createPrisma(
     {
       // Without these a connection dropped by the server (restart, outage) is an unhandled
       // 'error' event; the failure itself reaches the query that used the connection.
-      onPoolError: (err) => opts.log?.warn({ err }, 'idle database connection failed'),
-      onConnectionError: (err) => opts.log?.warn({ err }, 'database connection failed'),
+      onPoolError: connectionFailed('idle database connection failed'),
+      onConnectionError: connectionFailed('database connection failed'),
     },
   );
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
@@ -74,6 +78,11 @@ export function createPrisma(
   return {
     prisma,
     listeners,
+    /** Close the pool; failures of connections closing meanwhile are logged at debug. */
+    async disconnect() {
+      disconnecting = true;
+      await prisma.$disconnect();
+    },
     /** Subscribe to every SQL statement; returns the unsubscribe function. */
     onQuery(listener: QueryListener) {
       listeners.add(listener);
