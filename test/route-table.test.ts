@@ -25,8 +25,9 @@ const OFFICIAL_OPS = new Set(Object.entries(OFFICIAL.paths).flatMap(([p, item]) 
 const DOCUMENTED_EXTENSIONS = new Set([
   'POST /v1/spaces/:spaceId/content',
   'POST /v1/spaces/:spaceId/change-requests/:changeRequestId/content',
-  // A site space's `urls.location` must resolve; neither official document has this GET.
+  // A site space's and a section's `urls.location` must resolve; neither official document has these GETs.
   'GET /v1/orgs/:organizationId/sites/:siteId/site-spaces/:siteSpaceId',
+  'GET /v1/orgs/:organizationId/sites/:siteId/sections/:siteSectionId',
 ]);
 
 /** Keys a route's query schema accepts, and those it requires. */

@@ -133,4 +133,17 @@ describe('urls.location resolves', () => {
     const other = await t.rest('POST', `/v1/orgs/${t.org.id}/sites`, { title: 'Other site' });
     expect((await t.rest('GET', `/v1/orgs/${t.org.id}/sites/${other.body.id}/site-spaces/${siteSpace.id}`)).status).toBe(404);
   });
+
+  it('for site sections', async () => {
+    const site = await t.rest('POST', `/v1/orgs/${t.org.id}/sites`, { title: 'Sectioned site' });
+    const space = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'Section space' });
+    const added = await t.rest('POST', `/v1/orgs/${t.org.id}/sites/${site.body.id}/sections`, { spaceId: space.body.id, title: 'Guides' });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    const got = await t.rest('GET', pathOf(added.body.urls.location));
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual(added.body);
+    expect((await t.rest('GET', pathOf(added.body.urls.location), undefined, outsider.token)).status).toBe(404);
+    const other = await t.rest('POST', `/v1/orgs/${t.org.id}/sites`, { title: 'Other site' });
+    expect((await t.rest('GET', `/v1/orgs/${t.org.id}/sites/${other.body.id}/sections/${added.body.id}`)).status).toBe(404);
+  });
 });

@@ -331,6 +331,22 @@ export const routes: RestRoute[] = [
     status: 201,
   },
   {
+    // Not in the official document (it defines PATCH and DELETE here): the section's
+    // `urls.location`, so that the URL every section carries answers. Members of the
+    // organization, as for `GET ${SITE}`.
+    method: 'GET',
+    path: `${SITE}/sections/:siteSectionId`,
+    query: z.strictObject({}),
+    document: `query($site: ID!, $org: ID!, $id: ID!) {
+      site(id: $site, organizationId: $org) { id }
+      node(id: $id) { ... on SiteSection { site { id } ${SECTION_FIELDS} } } }`,
+    variables: ({ params }) => ({ site: params.siteId, org: params.organizationId, id: params.siteSectionId }),
+    result: (d, { params }) => {
+      if (!d.node || d.node.site?.id !== params.siteId) throw notFound('Site section');
+      return toRestSection(d.node);
+    },
+  },
+  {
     method: 'PATCH',
     path: `${SITE}/sections/:siteSectionId`,
     body: UpdateSectionInput,
