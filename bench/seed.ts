@@ -14,9 +14,9 @@
 // Standalone: `DATABASE_URL=… tsx bench/seed.ts --scale small` (the database must be migrated
 // and empty).
 import pg from 'pg';
-import { newId } from '../src/domain/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 import { hashToken } from '../src/auth/tokens.ts';
-import { splitSections } from '../src/domain/markdown.ts';
+import { splitSections } from '../src/lib/markdown.ts';
 
 export type Scale = 'small' | 'medium' | 'large';
 

@@ -2,7 +2,7 @@
 // connections with the REST list's filters, batched across parents (no N+1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 
 let t: TestApp;
 let other: Awaited<ReturnType<TestApp['createUser']>>;

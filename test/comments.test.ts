@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { applyChanges } from '../src/domain/revisions.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 
 let t: TestApp;
 let spaceId: string;

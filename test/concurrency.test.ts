@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { loadRevision } from '../src/domain/revisions.ts';
 import { onTransactionRetry, retryableSqlState, transaction, type RetryInfo } from '../src/db/transaction.ts';
-import { conflict } from '../src/domain/errors.ts';
+import { conflict } from '../src/lib/errors.ts';
 
 const ROUNDS = 20;
 

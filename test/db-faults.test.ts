@@ -15,7 +15,7 @@ import { startEmbeddedPostgres, ensureDatabase, type EmbeddedDatabase } from '..
 import { migrate } from '../src/db/migrate.ts';
 import { loadConfig } from '../src/config.ts';
 import { createApp, type App } from '../src/app.ts';
-import { isDatabaseUnavailable } from '../src/domain/errors.ts';
+import { isDatabaseUnavailable } from '../src/lib/errors.ts';
 import { ADMIN_TOKEN } from './helpers.ts';
 
 function freePort(): Promise<number> {

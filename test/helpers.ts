@@ -10,9 +10,9 @@ import { inject } from 'vitest';
 import { GitBookAPI } from '@gitbook/api';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createApp, type App } from '../src/app.ts';
-import { ShiftedClock } from '../src/domain/clock.ts';
+import { ShiftedClock } from '../src/lib/clock.ts';
 import { issueToken } from '../src/auth/tokens.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 import type { Role } from '../src/generated/prisma/enums.ts';
 import { withDatabase, TEMPLATE_DB } from './global-setup.ts';
 

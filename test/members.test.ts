@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '@gitbook/api';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 import { verifyVisitorClaims } from '../src/domain/members.ts';
 import type { Role } from '../src/generated/prisma/enums.ts';
 

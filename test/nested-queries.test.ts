@@ -2,7 +2,7 @@
 // members and teams (no N+1), and answer the right data.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 
 let t: TestApp;
 let orgs: string[];

@@ -2,7 +2,7 @@
 // object to someone who may not see it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { ID_PREFIXES, newId, type IdType } from '../src/domain/ids.ts';
+import { ID_PREFIXES, newId, type IdType } from '../src/lib/ids.ts';
 
 let t: TestApp;
 let ids: Record<string, string> = {};

@@ -6,7 +6,7 @@
 // in the tables.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 import type { Role } from '../src/generated/prisma/enums.ts';
 
 let t: TestApp;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 import { applyChanges, createInitialRevision } from '../src/domain/revisions.ts';
 import type { Tx } from '../src/db/client.ts';
 

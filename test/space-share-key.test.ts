@@ -2,7 +2,7 @@
 // purge of deleted spaces takes them out of sites without leaving gaps.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { DAY_MS } from '../src/domain/clock.ts';
+import { DAY_MS } from '../src/lib/clock.ts';
 import { purgeDeletedSpaces } from '../src/domain/cleanup.ts';
 
 let t: TestApp;

@@ -4,8 +4,8 @@ import { expectValidResponse } from './openapi.ts';
 import { applyChanges, loadRevision, pagePaths } from '../src/domain/revisions.ts';
 import { assertEditable } from '../src/domain/spaces.ts';
 import { purgeDeletedSpaces } from '../src/domain/cleanup.ts';
-import { DAY_MS } from '../src/domain/clock.ts';
-import { newId } from '../src/domain/ids.ts';
+import { DAY_MS } from '../src/lib/clock.ts';
+import { newId } from '../src/lib/ids.ts';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '@gitbook/api';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 import { makeSelfSignedCert } from './fixtures/make-cert.ts';
 import { buildSignedSamlResponse } from './fixtures/saml.ts';
 

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 
 let t: TestApp;
 let guest: Awaited<ReturnType<TestApp['createUser']>>;

@@ -14,7 +14,7 @@ import DataLoader from 'dataloader';
 import type { Db } from '../db/client.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import type { Member, Role, Space, Collection, User } from '../generated/prisma/client.ts';
-import { AppError, notFound, forbidden, unauthenticated } from '../domain/errors.ts';
+import { AppError, notFound, forbidden, unauthenticated } from '../lib/errors.ts';
 import { atLeast, highestRole } from './roles.ts';
 
 export type Viewer = { user: User; tokenId: string };

@@ -2,7 +2,7 @@
 // right here because the secret has 256 bits of entropy (nothing to brute-force).
 import crypto from 'node:crypto';
 import type { Tx } from '../db/client.ts';
-import { newId, newSecret } from '../domain/ids.ts';
+import { newId, newSecret } from '../lib/ids.ts';
 
 export const hashToken = (token: string) => crypto.createHash('sha256').update(token).digest('hex');
 

@@ -10,7 +10,7 @@ import { startEmbeddedPostgres, ensureDatabase, type EmbeddedDatabase } from '..
 import { migrate } from '../db/migrate.ts';
 import { checkDatabase, errorLine, redactUrl } from '../db/check.ts';
 import { createPrisma, type Db } from '../db/client.ts';
-import { AppError } from '../domain/errors.ts';
+import { AppError } from '../lib/errors.ts';
 import { findOrCreateUser, createOrganizationWithAdmin, addMembership, createApiToken } from '../domain/users.ts';
 import { ROLES, isRole } from '../auth/roles.ts';
 

@@ -10,8 +10,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import type { TaskDeps } from './context.ts';
 import { transaction } from '../db/transaction.ts';
-import type { Clock } from './clock.ts';
-import type { FileStorage } from './storage.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { FileStorage } from '../lib/storage.ts';
 import { RESTORE_WINDOW_MS } from './spaces.ts';
 import { removeSpacesFromSites } from './sites.ts';
 

@@ -7,10 +7,10 @@
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Comment, Role, Space } from '../generated/prisma/client.ts';
-import { newId } from './ids.ts';
-import { badRequest, forbidden, notFound, parseInput } from './errors.ts';
+import { newId } from '../lib/ids.ts';
+import { badRequest, forbidden, notFound, parseInput } from '../lib/errors.ts';
 import { atLeast } from '../auth/roles.ts';
-import { documentToMarkdown } from './markdown.ts';
+import { documentToMarkdown } from '../lib/markdown.ts';
 import { loadRevision } from './revisions.ts';
 import { transaction } from '../db/transaction.ts';
 

@@ -6,11 +6,11 @@
 // (graphql/content.ts) and hands them to `buildRevisionContent`, which is pure.
 import type { DomainContext } from './context.ts';
 import type { PageVersion, Revision } from '../generated/prisma/client.ts';
-import { AppError, notFound, parseInput } from './errors.ts';
+import { AppError, notFound, parseInput } from '../lib/errors.ts';
 import { applyChanges, ContentChangesInput, type TreeNode } from './revisions.ts';
 import { assertEditable, requireSpaceById } from './spaces.ts';
-import { extractLinks, isInAppUrl, normalizePagePath } from './markdown.ts';
-import { safeFetch } from './url-guard.ts';
+import { extractLinks, isInAppUrl, normalizePagePath } from '../lib/markdown.ts';
+import { safeFetch } from '../lib/url-guard.ts';
 import { transaction } from '../db/transaction.ts';
 import { lockSpace } from '../db/locks.ts';
 

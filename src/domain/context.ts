@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import type { Config } from '../config.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { Access, Viewer } from '../auth/access.ts';
 import type { Services } from '../services.ts';
 

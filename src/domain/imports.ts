@@ -15,13 +15,13 @@ import type { ImportJob, Prisma } from '../generated/prisma/client.ts';
 import type { Tx } from '../db/client.ts';
 import type { GiveUpReason } from '../jobs.ts';
 import type { TaskDeps } from './context.ts';
-import { AppError, badRequest, notFound, parseInput } from './errors.ts';
-import { newId } from './ids.ts';
+import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
 import { assertEditable, requireSpaceById } from './spaces.ts';
 import { imageDimensions, insertPageVersions, loadRevision, slugify, writeRevision, type TreeNode } from './revisions.ts';
-import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from './url-guard.ts';
-import { ImportError, importFromSource, type ConvertedImport, type Fetcher, type ImportedPage } from './importers.ts';
-import { codeRanges } from './markdown.ts';
+import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from '../lib/url-guard.ts';
+import { ImportError, importFromSource, type ConvertedImport, type Fetcher, type ImportedPage } from '../lib/importers.ts';
+import { codeRanges } from '../lib/markdown.ts';
 import { transaction } from '../db/transaction.ts';
 import { lockImportJob, lockSpace, lockSpaceAndChangeRequest } from '../db/locks.ts';
 
@@ -36,7 +36,7 @@ export const ImportContentInput = z.strictObject({
 export type ImportTarget = { spaceId: string; changeRequestId?: string };
 
 // The converted shapes live with the converters (importers.ts); re-exported for callers.
-export { ImportError, type ConvertedImport, type ImportedFile, type ImportedPage } from './importers.ts';
+export { ImportError, type ConvertedImport, type ImportedFile, type ImportedPage } from '../lib/importers.ts';
 
 // ------------------------------------------------------------------ starting and watching
 

@@ -13,14 +13,14 @@
 // rule as the organization's `permissions.createOpenAPISpec` flag.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
-import { parseInput, notFound, conflict, badRequest, fromDatabaseError } from './errors.ts';
-import { newId } from './ids.ts';
+import { parseInput, notFound, conflict, badRequest, fromDatabaseError } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
 import { atLeast, type Role } from '../auth/roles.ts';
 import type { GiveUpReason } from '../jobs.ts';
 import type { TaskDeps } from './context.ts';
 import type { OpenApiSpec } from '../generated/prisma/client.ts';
-import { safeFetch, FetchTimeoutError } from './url-guard.ts';
-import { parseOpenApi } from './openapi-parse.ts';
+import { safeFetch, FetchTimeoutError } from '../lib/url-guard.ts';
+import { parseOpenApi } from '../lib/openapi-parse.ts';
 import { transaction } from '../db/transaction.ts';
 import { lockOpenApiSpec } from '../db/locks.ts';
 

@@ -2,7 +2,7 @@
 // links and lookup by e-mail domain.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
-import { parseInput, badRequest } from './errors.ts';
+import { parseInput, badRequest } from '../lib/errors.ts';
 import { OrganizationTitle, RoleOrGuest } from './users.ts';
 import { transaction } from '../db/transaction.ts';
 

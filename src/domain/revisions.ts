@@ -14,10 +14,10 @@ import YAML from 'yaml';
 import type { Tx } from '../db/client.ts';
 import type { PageVersion, Revision, RevisionType } from '../generated/prisma/client.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import { newId } from './ids.ts';
-import { AppError, badRequest, notFound, parseInput } from './errors.ts';
-import type { FileStorage } from './storage.ts';
-import { documentToMarkdown, InvalidDocumentError, splitSections } from './markdown.ts';
+import { newId } from '../lib/ids.ts';
+import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
+import type { FileStorage } from '../lib/storage.ts';
+import { documentToMarkdown, InvalidDocumentError, splitSections } from '../lib/markdown.ts';
 
 export type TreeNode = { id: string; v: string; pages: TreeNode[] };
 

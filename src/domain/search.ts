@@ -11,8 +11,8 @@
 import { z } from 'zod';
 import { Prisma } from '../generated/prisma/client.ts';
 import type { DomainContext } from './context.ts';
-import { badRequest, parseInput } from './errors.ts';
-import { splitSections } from './markdown.ts';
+import { badRequest, parseInput } from '../lib/errors.ts';
+import { splitSections } from '../lib/markdown.ts';
 import { requireSpaceById } from './spaces.ts';
 import { visibilityScope, visibleSpacesWhere } from '../auth/access.ts';
 

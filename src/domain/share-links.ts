@@ -8,8 +8,8 @@
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { ShareLink, Site } from '../generated/prisma/client.ts';
-import { newId, newSecret } from './ids.ts';
-import { badRequest, notFound, parseInput } from './errors.ts';
+import { newId, newSecret } from '../lib/ids.ts';
+import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { requireSite } from './sites.ts';
 import { transaction } from '../db/transaction.ts';
 

@@ -15,8 +15,8 @@
 // section / site-space conditions against a visitor's claims.
 import { z } from 'zod';
 import type { Tx } from '../db/client.ts';
-import { badRequest, conflict, notFound } from './errors.ts';
-import { evaluateCondition } from './conditions.ts';
+import { badRequest, conflict, notFound } from '../lib/errors.ts';
+import { evaluateCondition } from '../lib/conditions.ts';
 
 export const STRUCTURE_ITEM_TYPES = ['site-space', 'site-section', 'site-section-group'] as const;
 export type StructureItemType = (typeof STRUCTURE_ITEM_TYPES)[number];

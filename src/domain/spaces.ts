@@ -6,11 +6,11 @@ import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
 import type { Prisma, Space } from '../generated/prisma/client.ts';
-import { newId } from './ids.ts';
-import { AppError, parseInput, notFound, badRequest, conflict } from './errors.ts';
+import { newId } from '../lib/ids.ts';
+import { AppError, parseInput, notFound, badRequest, conflict } from '../lib/errors.ts';
 import { createInitialRevision, insertPageVersions, loadRevision, writeRevision, type TreeNode } from './revisions.ts';
 import { RoleOrGuest } from './users.ts';
-import { DAY_MS } from './clock.ts';
+import { DAY_MS } from '../lib/clock.ts';
 import { transaction } from '../db/transaction.ts';
 import {
   DefaultLevelInput,

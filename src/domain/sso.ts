@@ -17,13 +17,13 @@ import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
 import type { SamlProvider, Role } from '../generated/prisma/client.ts';
-import { parseInput, notFound, badRequest, forbidden, AppError } from './errors.ts';
-import { newId } from './ids.ts';
+import { parseInput, notFound, badRequest, forbidden, AppError } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
 import { atLeast } from '../auth/roles.ts';
 import { RoleOrGuest } from './users.ts';
 import { issueToken } from '../auth/tokens.ts';
-import { parseCertificate } from './x509.ts';
-import { validateSamlResponse } from './saml-response.ts';
+import { parseCertificate } from '../lib/x509.ts';
+import { validateSamlResponse } from '../lib/saml-response.ts';
 import { transaction } from '../db/transaction.ts';
 
 export const SAML_READ_ROLE: Role = 'read';

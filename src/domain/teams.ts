@@ -5,8 +5,8 @@ import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
 import type { Member, Prisma, TeamRole } from '../generated/prisma/client.ts';
-import { newId } from './ids.ts';
-import { parseInput, notFound, forbidden, badRequest } from './errors.ts';
+import { newId } from '../lib/ids.ts';
+import { parseInput, notFound, forbidden, badRequest } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
 
 export const TeamTitle = z.string().trim().min(1).max(64);

@@ -14,9 +14,9 @@
 // The result is a plan (tree + page versions to write); nothing is written here.
 import { isDeepStrictEqual } from 'node:util';
 import type { PageVersion, Prisma } from '../generated/prisma/client.ts';
-import { mergePageMaps, mergeText } from './merge.ts';
+import { mergePageMaps, mergeText } from '../lib/merge.ts';
 import type { LoadedRevision, TreeNode } from './revisions.ts';
-import { newId } from './ids.ts';
+import { newId } from '../lib/ids.ts';
 
 export type MergeConflict = { pageId: string | null; reason: string };
 

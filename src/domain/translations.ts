@@ -3,8 +3,8 @@
 // live in TRANSLATIONS_READ_ROLE / TRANSLATIONS_WRITE_ROLE and also compute `permissions`.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
-import { parseInput, notFound } from './errors.ts';
-import { newId } from './ids.ts';
+import { parseInput, notFound } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
 import { atLeast, type Role } from '../auth/roles.ts';
 import { transaction } from '../db/transaction.ts';
 

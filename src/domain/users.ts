@@ -3,12 +3,12 @@
 import { z } from 'zod';
 import type { Tx } from '../db/client.ts';
 import type { Role } from '../generated/prisma/enums.ts';
-import { newId } from './ids.ts';
+import { newId } from '../lib/ids.ts';
 import { issueToken } from '../auth/tokens.ts';
-import { parseInput, badRequest } from './errors.ts';
+import { parseInput, badRequest } from '../lib/errors.ts';
 import { ROLES } from '../auth/roles.ts';
 import type { DomainContext } from './context.ts';
-import { notFound } from './errors.ts';
+import { notFound } from '../lib/errors.ts';
 
 export const CreateUserInput = z.strictObject({
   email: z.string().trim().toLowerCase().email().max(320),

@@ -11,8 +11,8 @@ import { getDatamodel } from '../generated/pothos-prisma-types.ts';
 import type { Context } from './context.ts';
 import { isObjectType, type GraphQLResolveInfo } from 'graphql';
 import { resolveNodes } from '@pothos/plugin-relay';
-import { typeOfId } from '../domain/ids.ts';
-import { AppError, fromDatabaseError, notFound } from '../domain/errors.ts';
+import { typeOfId } from '../lib/ids.ts';
+import { AppError, fromDatabaseError, notFound } from '../lib/errors.ts';
 
 export const MAX_PAGE_SIZE = 1000;
 

@@ -23,7 +23,7 @@ import {
   updateChangeRequestFromMain,
 } from '../domain/change-requests.ts';
 import { startImport, waitForImportJob } from '../domain/imports.ts';
-import { badRequest, notFound } from '../domain/errors.ts';
+import { badRequest, notFound } from '../lib/errors.ts';
 import { restEnum } from '../rest/router.ts';
 
 export const ChangeRequestStatusEnum = builder.enumType('ChangeRequestStatus', {

@@ -7,7 +7,7 @@ import { visibleCollectionsWhere, visibleSpacesWhere } from '../auth/access.ts';
 import { RoleEnum, DeletePayload, dropUndefined, loader, countsByKey } from './common.ts';
 import type { Context } from './context.ts';
 import type { Collection } from '../generated/prisma/client.ts';
-import { notFound } from '../domain/errors.ts';
+import { notFound } from '../lib/errors.ts';
 import {
   createCollection,
   deleteCollection,

@@ -21,9 +21,9 @@ import {
   updateComment,
   updateReply,
 } from '../domain/comments.ts';
-import { markdownToDocument } from '../domain/markdown.ts';
+import { markdownToDocument } from '../lib/markdown.ts';
 import { loadPageVersions, loadRevisionContent } from './content.ts';
-import { forbidden, notFound, parseInput } from '../domain/errors.ts';
+import { forbidden, notFound, parseInput } from '../lib/errors.ts';
 
 const CommentStatusEnum = builder.enumType('CommentStatus', { values: ['open', 'resolved'] as const });
 const CommentStatusFilterEnum = builder.enumType('CommentStatusFilter', { values: ['all', 'open', 'resolved'] as const });

@@ -1,7 +1,7 @@
 // Shared GraphQL pieces: the error-code enum, role enums, and small helpers every area uses.
 import DataLoader from 'dataloader';
 import { builder } from './builder.ts';
-import { ERROR_CODES } from '../domain/errors.ts';
+import { ERROR_CODES } from '../lib/errors.ts';
 import { ROLES } from '../auth/roles.ts';
 import type { Context } from './context.ts';
 import type { User } from '../generated/prisma/client.ts';

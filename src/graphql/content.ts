@@ -29,8 +29,8 @@ import {
   type RevisionRow,
 } from '../domain/content.ts';
 import type { ChangeOutcome } from '../domain/revisions.ts';
-import { classifyLink, markdownToDocument } from '../domain/markdown.ts';
-import { badRequest, notFound } from '../domain/errors.ts';
+import { classifyLink, markdownToDocument } from '../lib/markdown.ts';
+import { badRequest, notFound } from '../lib/errors.ts';
 import { getImportJob, startImport, waitForImportJob, IMPORT_SOURCES } from '../domain/imports.ts';
 import { restEnum } from '../rest/router.ts';
 import { SpaceRef } from './spaces.ts';

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { Kind, type GraphQLResolveInfo } from 'graphql';
 import { getModel, getRefFromModel, queryFromInfo } from '@pothos/plugin-prisma';
-import { badRequest } from '../domain/errors.ts';
+import { badRequest } from '../lib/errors.ts';
 import { builder, MAX_PAGE_SIZE } from './builder.ts';
 import type { Context } from './context.ts';
 

@@ -6,7 +6,7 @@ import { RoleEnum, DeletePayload, dropUndefined, loadById, loader } from './comm
 import type { Context } from './context.ts';
 import { ROLES } from '../auth/roles.ts';
 import type { Member, Role, Space } from '../generated/prisma/client.ts';
-import { notFound } from '../domain/errors.ts';
+import { notFound } from '../lib/errors.ts';
 import {
   memberListQuery,
   requireListMembers,

@@ -3,7 +3,7 @@ import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
 import { RoleEnum, DeletePayload, dropUndefined } from './common.ts';
 import { Viewer } from './users.ts';
-import { notFound } from '../domain/errors.ts';
+import { notFound } from '../lib/errors.ts';
 import {
   updateOrganization,
   deleteLinkInvite,

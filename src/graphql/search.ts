@@ -2,7 +2,7 @@
 // (see domain/search.ts). Connections of computed results with keyset cursors over (rank, id).
 import { builder } from './builder.ts';
 import { Keyset, decodeCursor, encodeCursor } from './cursors.ts';
-import { badRequest } from '../domain/errors.ts';
+import { badRequest } from '../lib/errors.ts';
 import { searchOrganization, searchSpace, type SearchConnection, type SearchPage, type SearchSpace } from '../domain/search.ts';
 
 const SearchUrls = builder.simpleObject('SearchResultUrls', { fields: (t) => ({ app: t.string() }) });

@@ -17,8 +17,8 @@ import { keysetConnection, type KeysetPage } from './cursors.ts';
 import { DeletePayload, dropUndefined, loadById, loader } from './common.ts';
 import type { Context } from './context.ts';
 import type { Site, SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
-import { typeOfId } from '../domain/ids.ts';
-import { parseInput } from '../domain/errors.ts';
+import { typeOfId } from '../lib/ids.ts';
+import { parseInput } from '../lib/errors.ts';
 import { restEnum } from '../rest/router.ts';
 import {
   addSectionGroupToSite,

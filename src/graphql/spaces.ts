@@ -11,7 +11,7 @@ import {
   moveSpace,
   transferSpace,
 } from '../domain/spaces.ts';
-import { notFound } from '../domain/errors.ts';
+import { notFound } from '../lib/errors.ts';
 import { restEnum } from '../rest/router.ts';
 import type { Context } from './context.ts';
 import { CollectionRef, ContentPositionInput, moveBody } from './collections.ts';

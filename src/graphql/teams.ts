@@ -7,7 +7,7 @@ import type { Context } from './context.ts';
 import { MemberRef } from './members.ts';
 import type { Member, Team, TeamMember } from '../generated/prisma/client.ts';
 import { memberKey, requireMemberTeamsAccess } from '../domain/members.ts';
-import { notFound } from '../domain/errors.ts';
+import { notFound } from '../lib/errors.ts';
 import {
   teamListQuery,
   requireListTeams,

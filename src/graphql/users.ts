@@ -3,7 +3,7 @@
 import { builder } from './builder.ts';
 import { DeletePayload } from './common.ts';
 import { createApiToken, createOrganizationWithAdmin, requireVisibleUser } from '../domain/users.ts';
-import { badRequest, notFound } from '../domain/errors.ts';
+import { badRequest, notFound } from '../lib/errors.ts';
 
 export const UserRef = builder.prismaNode('User', {
   id: { field: 'id' },

@@ -7,8 +7,7 @@ import type http from 'node:http';
 import type { Context } from '../graphql/context.ts';
 import { sendJson } from './compression.ts';
 import type { RequestTarget } from './limits.ts';
-import { errorBody } from '../rest/router.ts';
-import { AppError, HTTP_STATUS, notFound } from '../domain/errors.ts';
+import { AppError, HTTP_STATUS, notFound, errorBody } from '../lib/errors.ts';
 
 type Download = { data: Buffer; contentType: string; filename: string };
 

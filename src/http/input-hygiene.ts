@@ -9,7 +9,7 @@
 //   is clearer than storing bytes that break a later consumer. TAB/LF/CR are legitimate
 //   (markdown, code blocks) and accepted; DEL and C1 controls are accepted (valid XML, storable).
 import { Kind, type ASTVisitor, type ValidationContext, GraphQLError } from 'graphql';
-import { badRequest } from '../domain/errors.ts';
+import { badRequest } from '../lib/errors.ts';
 
 // eslint-disable-next-line no-control-regex
 export const FORBIDDEN_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/;

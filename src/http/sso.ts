@@ -10,8 +10,7 @@ import type http from 'node:http';
 import type { Context } from '../graphql/context.ts';
 import { sendJson } from './compression.ts';
 import type { RequestTarget } from './limits.ts';
-import { errorBody } from '../rest/router.ts';
-import { AppError, HTTP_STATUS, badRequest } from '../domain/errors.ts';
+import { AppError, HTTP_STATUS, badRequest, errorBody } from '../lib/errors.ts';
 import { samlSignIn, samlStartUrl, samlServiceUrls } from '../domain/sso.ts';
 
 const ROUTE = /^\/sso\/saml\/([^/]+)\/(acs|start|metadata)\/?$/;

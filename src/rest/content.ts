@@ -20,7 +20,7 @@ import { ORGANIZATION_FIELDS, toRestOrganization } from './organizations.ts';
 import { ContentChangesInput } from '../domain/revisions.ts';
 import { ImportContentInput } from '../domain/imports.ts';
 import { fileNotInRevision, pageNotInRevision } from '../domain/content.ts';
-import { badRequest } from '../domain/errors.ts';
+import { badRequest } from '../lib/errors.ts';
 
 // ------------------------------------------------------------------ selections
 

@@ -4,8 +4,8 @@
 import Router from 'find-my-way';
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
 import { z } from 'zod';
-import { AppError, HTTP_STATUS, RETRY_AFTER_SECONDS, isDatabaseUnavailable, serviceUnavailable, zodToAppError } from '../domain/errors.ts';
-import { ID_PREFIXES, type IdType } from '../domain/ids.ts';
+import { AppError, HTTP_STATUS, RETRY_AFTER_SECONDS, isDatabaseUnavailable, serviceUnavailable, zodToAppError, errorBody } from '../lib/errors.ts';
+import { ID_PREFIXES, type IdType } from '../lib/ids.ts';
 import type { Context } from '../graphql/context.ts';
 import { fixedDocuments } from '../graphql/builder.ts';
 import { assertCleanStrings } from '../http/input-hygiene.ts';
@@ -278,9 +278,7 @@ function restFieldNames(error: AppError): string {
   return `${rest}${error.message.slice(error.field!.length)}`;
 }
 
-export function errorBody(status: number, message: string) {
-  return { error: { code: status, message } };
-}
+export { errorBody };
 
 function errorResponse(err: unknown, ctx: Context): RestResponse {
   const original = err instanceof GraphQLError ? (err.originalError ?? err) : err;

@@ -20,7 +20,7 @@ import {
   UpdateSiteInput,
   UpdateSiteSpaceInput,
 } from '../domain/sites.ts';
-import { notFound } from '../domain/errors.ts';
+import { notFound } from '../lib/errors.ts';
 
 const ORG = '/v1/orgs/:organizationId';
 const SITE = `${ORG}/sites/:siteId`;

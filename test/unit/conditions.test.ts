@@ -1,6 +1,6 @@
 import jsep from 'jsep';
 import { describe, expect, it } from 'vitest';
-import { conditionCacheSize, evaluateCondition, parseCondition, type ConditionAst } from '../../src/domain/conditions.ts';
+import { conditionCacheSize, evaluateCondition, parseCondition, type ConditionAst } from '../../src/lib/conditions.ts';
 
 const claims = {
   isBetaUser: true,

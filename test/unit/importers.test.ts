@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import JSZip from 'jszip';
-import { importZip, importHtml, crawlWebsite, importDocx, importFromSource } from '../../src/domain/importers.ts';
+import { importZip, importHtml, crawlWebsite, importDocx, importFromSource } from '../../src/lib/importers.ts';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 

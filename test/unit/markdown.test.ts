@@ -12,7 +12,7 @@ import {
   slugify,
   splitSections,
   type JSONDocument,
-} from '../../src/domain/markdown.ts';
+} from '../../src/lib/markdown.ts';
 
 // ---- JSONDocument validator built from the official OpenAPI document (3.0 → JSON Schema draft 7)
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergePageMaps, mergeText, type MergeMapOptions } from '../../src/domain/merge.ts';
+import { mergePageMaps, mergeText, type MergeMapOptions } from '../../src/lib/merge.ts';
 
 const BASE = 'one\ntwo\nthree\nfour\nfive\n';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseOpenApi } from '../../src/domain/openapi-parse.ts';
+import { parseOpenApi } from '../../src/lib/openapi-parse.ts';
 
 const noFetch = async (url: string): Promise<string> => {
   throw new Error(`unexpected fetch ${url}`);

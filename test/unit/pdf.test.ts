@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { extractText, getDocumentProxy } from 'unpdf';
-import { renderPagesPdf } from '../../src/domain/pdf.ts';
+import { renderPagesPdf } from '../../src/lib/pdf.ts';
 
 describe('renderPagesPdf', () => {
   it('renders a real PDF whose text holds each title and the bodies', async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { validateSamlResponse } from '../../src/domain/saml-response.ts';
+import { validateSamlResponse } from '../../src/lib/saml-response.ts';
 import { makeSelfSignedCert } from '../fixtures/make-cert.ts';
 import { buildSignedSamlResponse } from '../fixtures/saml.ts';
-import { parseCertificate } from '../../src/domain/x509.ts';
+import { parseCertificate } from '../../src/lib/x509.ts';
 
 const idp = makeSelfSignedCert('idp');
 const base = { issuer: 'https://idp.test/metadata', audience: 'https://docgraph.test/sso/saml/1/metadata', acsUrl: 'https://docgraph.test/sso/saml/1/acs' };

@@ -10,7 +10,7 @@ import {
   effectiveAddress,
   isPublicAddress,
   safeFetch,
-} from '../../src/domain/url-guard.ts';
+} from '../../src/lib/url-guard.ts';
 
 const servers: http.Server[] = [];
 

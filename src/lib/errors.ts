@@ -135,3 +135,8 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
     isDatabaseUnavailable(e.originalError, depth + 1)
   );
 }
+
+/** The contract's error body, for every non-GraphQL answer (REST, downloads, SSO, probes). */
+export function errorBody(status: number, message: string) {
+  return { error: { code: status, message } };
+}
