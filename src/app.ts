@@ -15,6 +15,7 @@ import { drainHttpServer } from './http/drain.ts';
 import { LocalDiskStorage, type FileStorage } from './lib/storage.ts';
 import { Jobs } from './jobs.ts';
 import { tasks } from './tasks.ts';
+import { TokenCache } from './auth/token-cache.ts';
 import type { Services } from './services.ts';
 import { bootstrapIfEmpty } from './domain/users.ts';
 
@@ -46,7 +47,11 @@ export async function createApp(opts: {
   const jobs = new Jobs(databaseUrl, log, tasks, { connectTimeoutMs: config.dbConnectTimeoutMs });
   const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
   const rest = buildRestRouter(schema);
-  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest });
+  // Token → viewer per process, invalidated across processes by LISTEN/NOTIFY (token-cache.ts).
+  const tokens = config.tokenCache ? new TokenCache(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
+  await tokens?.start();
+  services.tokens = tokens;
+  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
 
@@ -102,6 +107,7 @@ export async function createApp(opts: {
       stopRetryLog();
       await drainHttpServer(server, { graceMs: opts.graceMs ?? SHUTDOWN_GRACE_MS, log });
       await jobs.stop();
+      await tokens?.stop();
       await jobsDb?.disconnect();
       await disconnect();
     },

@@ -30,6 +30,8 @@ const EnvSchema = z.object({
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(10_000),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(100),
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(1).default(50),
+  /** Cache token → viewer per process (invalidated across processes through LISTEN/NOTIFY). */
+  TOKEN_CACHE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** Server-side statement timeout for API requests, ms (0 = none); the client waits 1 s more. */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
   /** Opening a database connection, and waiting for a free pooled one, ms (0 = no limit). */
@@ -60,6 +62,7 @@ export type Config = {
   logLevel: string;
   embeddedPgPort: number;
   runWorker: boolean;
+  tokenCache: boolean;
   /** Bounds on what one request may send (src/http/limits.ts, docs/decisions.md). */
   limits: {
     maxBodyBytes: number;
@@ -102,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     embeddedPgPort: e.EMBEDDED_PG_PORT,
     runWorker: e.RUN_WORKER,
+    tokenCache: e.TOKEN_CACHE,
     limits: {
       maxBodyBytes: e.MAX_BODY_BYTES,
       bodyBudgetBytes: Math.max(e.BODY_BUDGET_BYTES, e.MAX_BODY_BYTES),

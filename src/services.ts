@@ -2,8 +2,11 @@
 // Area modules reach them through `ctx.services` so tests can swap them.
 import type { FileStorage } from './lib/storage.ts';
 import type { Jobs } from './jobs.ts';
+import type { TokenCache } from './auth/token-cache.ts';
 
 export type Services = {
   storage: FileStorage;
   jobs: Jobs;
+  /** The token cache, when enabled: call `invalidate()` after committing a token or user change. */
+  tokens?: Pick<TokenCache, 'invalidate'>;
 };

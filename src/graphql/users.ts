@@ -110,6 +110,8 @@ builder.mutationField('revokeApiToken', (t) =>
         where: { id, userId: viewer.user.id, revokedAt: null },
         data: { revokedAt: ctx.clock.now() },
       });
+      // Other processes drop it on the database's notice; this one at once.
+      if (r.count) ctx.services.tokens?.invalidate();
       if (r.count === 0) {
         const exists = await ctx.prisma.apiToken.findFirst({ where: { id, userId: viewer.user.id }, select: { id: true } });
         if (!exists) throw notFound('API token');

@@ -10,6 +10,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Services } from '../services.ts';
 import { AppError, ERROR_CODES, HTTP_STATUS, RETRY_AFTER_SECONDS, isDatabaseUnavailable, serviceUnavailable, errorBody } from '../lib/errors.ts';
 import { bearerToken, userForToken } from '../auth/tokens.ts';
+import type { TokenCache } from '../auth/token-cache.ts';
 import type { Viewer } from '../auth/access.ts';
 import { createContext, type Context } from '../graphql/context.ts';
 import { RestRouter } from '../rest/router.ts';
@@ -23,7 +24,7 @@ import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 
-export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter };
+export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache };
 
 export function createHttpServer(deps: AppDeps) {
   const { prisma, log } = deps;
@@ -33,7 +34,7 @@ export function createHttpServer(deps: AppDeps) {
   async function viewerFor(req: http.IncomingMessage): Promise<Viewer | null> {
     const token = bearerToken(req.headers.authorization);
     if (!token) return null;
-    return userForToken(prisma, token);
+    return deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token);
   }
 
   const makeContext = (viewer: Viewer | null): Context =>
