@@ -152,5 +152,9 @@ builder.addScalarType('DateTime', DateTimeResolver);
 builder.addScalarType('JSON', JSONResolver);
 builder.addScalarType('JSONObject', JSONObjectResolver);
 
-builder.queryType({});
-builder.mutationType({});
+builder.queryType({
+  description: 'Entry points for reading: `viewer` (you), objects by id (`node`, `nodes`) and the top-level lists. Every REST GET runs one of these.',
+});
+builder.mutationType({
+  description: 'Every change, one field per documented operation; each runs in one transaction and takes one `input` argument. Failures carry an `ErrorCode` in `errors[].extensions.code`.',
+});
