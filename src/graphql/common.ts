@@ -9,15 +9,15 @@ import type { User } from '../generated/prisma/client.ts';
 export const ErrorCodeEnum = builder.enumType('ErrorCode', {
   description: 'Codes of expected failures, shared with the REST shim (mapped to HTTP statuses). Found in `errors[].extensions.code`.',
   values: describeValues(ERROR_CODES, {
-    UNAUTHENTICATED: 'No valid API token: it is missing, unknown, expired or revoked.',
+    UNAUTHENTICATED: 'No valid API token: it is missing, unknown or revoked.',
     FORBIDDEN: 'You may see the object but your role does not allow this.',
     NOT_FOUND: 'The object does not exist, or you may not see it.',
-    BAD_REQUEST: 'An argument or input field is invalid; the message names it (REST: the query or body field).',
+    BAD_REQUEST: 'An argument or input field is invalid; the message names it (in REST, the query or body field).',
     CONFLICT: 'The object is not in a state that allows this (a merged change request, a locked space, a space not deleted…).',
     PRECONDITION_FAILED: 'Another object stands in the way (such as a space still published in a site when moving it); the message says which.',
     RATE_LIMITED: 'Too many requests: slow down and retry later.',
-    SERVICE_UNAVAILABLE: 'The service is briefly unable to answer (database unavailable or overloaded): retry after `Retry-After` seconds.',
-  } satisfies Record<ErrorCode, string>, (code) => ` HTTP ${HTTP_STATUS[code]}.`),
+    SERVICE_UNAVAILABLE: 'The service is briefly unable to answer (database unavailable or overloaded): retry in a few seconds (REST sends `Retry-After`).',
+  } satisfies Record<ErrorCode, string>, (code) => ` REST: HTTP ${HTTP_STATUS[code]}.`),
 });
 
 export const RoleEnum = builder.enumType('Role', {
