@@ -54,14 +54,51 @@ export const builder = new SchemaBuilder<{
     // answers NOT_FOUND for it like for any id it cannot find (one bad id in `nodes(ids:)` must
     // not fail the others).
     decodeGlobalID: (globalID) => ({ typename: typeOfId(globalID) ?? '', id: globalID }),
+    nodesOnConnection: {
+      description: 'The items of this page, in order (the `node` of each of `edges`). REST lists answer these as `items`.',
+    },
+    // Descriptions of the generated Relay types, fields and arguments (schema descriptions test).
+    nodeTypeOptions: {
+      description:
+        'An object with an id: the prefixed id REST uses (`space_…`, `org_…`), which `node(id:)` and `nodes(ids:)` fetch whatever its type.',
+    },
+    idFieldOptions: { description: 'The object\'s id, the same string REST uses; its prefix names the type.' },
     nodeQueryOptions: {
+      description: 'The object with this id, whatever its type (ask for its fields with `... on Space { … }`). NOT_FOUND when it does not exist or you may not see it.',
+      args: { id: { description: 'A prefixed id such as `space_…` (the id REST uses).' } },
       resolve: (_root, args, ctx, info) => resolveNodeOrNotFound(ctx, info, args.id),
     },
     nodesQueryOptions: {
+      description: 'The objects with these ids, in the order asked; an id that names nothing you may see is null with its own NOT_FOUND error at `["nodes", i]`.',
+      args: { ids: { description: 'Prefixed ids such as `space_…`, of any types.' } },
       // One promise per id: a missing id is null with its own error at ["nodes", i].
       resolve: (_root, args, ctx, info) => args.ids.map((id) => resolveNodeOrNotFound(ctx, info, id)),
     },
-    nodesOnConnection: true,
+    pageInfoTypeOptions: {
+      description: 'Where a page sits in its list: whether more items follow or precede it, and the cursors to ask for them.',
+    },
+    hasNextPageFieldOptions: { description: 'True when items follow this page: ask for them with `after: endCursor`. REST: `next` is present.' },
+    hasPreviousPageFieldOptions: { description: 'True when items precede this page: ask for them with `last: n, before: startCursor`.' },
+    startCursorFieldOptions: { description: 'Cursor of the first item of the page; null when the page is empty.' },
+    endCursorFieldOptions: { description: 'Cursor of the last item of the page (pass it as `after` for the next page); null when the page is empty. REST: `next.page`.' },
+    pageInfoFieldOptions: { description: 'Position of this page in the list, with the cursors to ask for the next or previous page.' },
+    edgesFieldOptions: { description: 'The items of this page with their cursors, in order (use `nodes` when you need no cursors).' },
+    nodeFieldOptions: { description: 'The item at this position of the list.' },
+    cursorFieldOptions: {
+      description: 'Opaque cursor of this item: pass it as `after` (or `before`) to continue the list from here. Only valid for this list and ordering.',
+    },
+    firstArgOptions: {
+      description: 'Page size, counted from the start of the list or from `after`: 0 to 1,000 items (BAD_REQUEST above). Default 20 on most lists. REST: `limit`.',
+    },
+    afterArgOptions: { description: 'A cursor (`endCursor`, or an edge\'s `cursor`) of this list: the page starts after that item. REST: `page`.' },
+    lastArgOptions: {
+      description: 'Page size counted back from the end of the list or from `before`: 0 to 1,000 items. Not with `first`.',
+    },
+    beforeArgOptions: { description: 'A cursor (`startCursor`, or an edge\'s `cursor`) of this list: the page ends before that item. Not with `after`.' },
+    defaultConnectionTypeOptions: {
+      description: 'A page of a list: its items (`nodes`, or `edges` with cursors), `pageInfo` to ask for the next page, and `totalCount`.',
+    },
+    defaultEdgeTypeOptions: { description: 'An item of a page and its cursor.' },
     // Price a connection by the page it asks for: its `edges`/`nodes` lists already count ×10,
     // so the multiplier here is first/10 (a page of 1,000 weighs ~1,000 times its node).
     defaultConnectionFieldOptions: {
@@ -115,5 +152,9 @@ builder.addScalarType('DateTime', DateTimeResolver);
 builder.addScalarType('JSON', JSONResolver);
 builder.addScalarType('JSONObject', JSONObjectResolver);
 
-builder.queryType({});
-builder.mutationType({});
+builder.queryType({
+  description: 'Entry points for reading: `viewer` (you), objects by id (`node`, `nodes`) and the top-level lists. Every REST GET runs one of these.',
+});
+builder.mutationType({
+  description: 'Every change, one field per documented operation; each runs in one transaction and takes one `input` argument. Failures carry an `ErrorCode` in `errors[].extensions.code`.',
+});

@@ -1,20 +1,41 @@
 // Shared GraphQL pieces: the error-code enum, role enums, and small helpers every area uses.
 import DataLoader from 'dataloader';
 import { builder } from './builder.ts';
-import { ERROR_CODES } from '../lib/errors.ts';
-import { ROLES } from '../auth/roles.ts';
+import { ERROR_CODES, HTTP_STATUS, type ErrorCode } from '../lib/errors.ts';
+import { ROLES, type Role } from '../auth/roles.ts';
 import type { Context } from './context.ts';
 import type { User } from '../generated/prisma/client.ts';
 
 export const ErrorCodeEnum = builder.enumType('ErrorCode', {
   description: 'Codes of expected failures, shared with the REST shim (mapped to HTTP statuses). Found in `errors[].extensions.code`.',
-  values: ERROR_CODES,
+  values: describeValues(ERROR_CODES, {
+    UNAUTHENTICATED: 'No valid API token: it is missing, unknown or revoked.',
+    FORBIDDEN: 'You may see the object but your role does not allow this.',
+    NOT_FOUND: 'The object does not exist, or you may not see it.',
+    BAD_REQUEST: 'An argument or input field is invalid; the message names it (in REST, the query or body field).',
+    CONFLICT: 'The object is not in a state that allows this (a merged change request, a locked space, a space not deleted…).',
+    PRECONDITION_FAILED: 'Another object stands in the way (such as a space still published in a site when moving it); the message says which.',
+    RATE_LIMITED: 'Too many requests: slow down and retry later.',
+    SERVICE_UNAVAILABLE: 'The service is briefly unable to answer (database unavailable or overloaded): retry in a few seconds (REST sends `Retry-After`).',
+  } satisfies Record<ErrorCode, string>, (code) => ` REST: HTTP ${HTTP_STATUS[code]}.`),
 });
 
 export const RoleEnum = builder.enumType('Role', {
   description: 'Content roles, lowest to highest: read < comment < edit < review < create < admin.',
-  values: ROLES,
+  values: describeValues(ROLES, {
+    read: 'See the content.',
+    comment: 'Read, and comment.',
+    edit: 'Comment, and edit content (change requests, and the space itself unless it is locked).',
+    review: 'Edit, and review and merge change requests.',
+    create: 'Review, and create spaces, collections and OpenAPI specs in the organization.',
+    admin: 'Everything: also members, teams, invite links, roles and settings.',
+  } satisfies Record<Role, string>),
 });
+
+/** Enum values with their descriptions (`suffix` appends per-value text, e.g. the HTTP status). */
+function describeValues<V extends string>(values: readonly V[], descriptions: Record<V, string>, suffix: (value: V) => string = () => '') {
+  return Object.fromEntries(values.map((v) => [v, { description: descriptions[v] + suffix(v) }])) as Record<V, { description: string }>;
+}
 
 /**
  * A per-request DataLoader, created on first use. `key` must be unique per loader kind.
@@ -52,7 +73,10 @@ export const DeletePayload = builder.simpleObject('DeletePayload', {
   description: 'Result of an idempotent delete.',
   fields: (t) => ({
     deleted: t.boolean({ description: 'True when something was deleted, false when it did not exist.' }),
-    deletedId: t.id({ nullable: true }),
+    deletedId: t.id({
+      nullable: true,
+      description: 'Id of the object the request named, deleted or not; null for objects without an id of their own (an OpenAPI spec is named by its slug).',
+    }),
   }),
 });
 

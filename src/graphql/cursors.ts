@@ -239,6 +239,7 @@ function totalCountOnly(info: GraphQLResolveInfo): boolean {
 const countConnection = {
   fields: (c: any) => ({
     totalCount: c.int({
+      description: 'Number of items in the whole list (every page), with the same filters. REST: `count`.',
       resolve: (p: { totalCount?: number | (() => number | Promise<number>) }) => (typeof p.totalCount === 'function' ? p.totalCount() : p.totalCount),
     }),
   }),
@@ -271,6 +272,20 @@ const typeNameOf = (type: any): string => {
   return builder.configStore.getTypeConfig(ref).name;
 };
 
+/** Descriptions of the connection and edge types of a list of `type` (the generated `…Connection`/`…Edge`). */
+function pageTypeOptions(type: any): { connection: { description?: string }; edge: { description?: string } } {
+  let name: string;
+  try {
+    name = typeNameOf(type);
+  } catch {
+    return { connection: {}, edge: {} };
+  }
+  return {
+    connection: { description: `A page of a list of \`${name}\`: \`nodes\` (or \`edges\` with cursors), \`pageInfo\` to ask for the next page, and \`totalCount\`.` },
+    edge: { description: `A \`${name}\` of a page and its cursor.` },
+  };
+}
+
 /**
  * A connection whose page is read by `resolve(page, …)`: Prisma lists call
  * `findMany(page.prisma({ where, orderBy }))`, in-memory lists return `page.array(items, order, key)`.
@@ -278,6 +293,7 @@ const typeNameOf = (type: any): string => {
 export function keysetConnection(t: any, { type, list, maxSize, defaultSize, resolve, totalCount, prisma, ...options }: KeysetFieldOptions, connectionOptions: Record<string, unknown> = {}) {
   const isModel = prisma ?? (typeof type === 'string' || !!type?.modelName);
   const ref = typeof type === 'string' ? getRefFromModel(type, builder) : type;
+  const pageTypes = pageTypeOptions(ref);
   return t.connection(
     {
       ...options,
@@ -293,7 +309,8 @@ export function keysetConnection(t: any, { type, list, maxSize, defaultSize, res
         return page.connection(rows, count);
       },
     },
-    { ...countConnection, ...connectionOptions },
+    { ...pageTypes.connection, ...countConnection, ...connectionOptions },
+    pageTypes.edge,
   );
 }
 
@@ -315,6 +332,7 @@ export function keysetRelation(t: any, relation: string, { type, list, maxSize, 
   const relationModel = getModel(t.model, builder).fields.find((f) => f.name === relation)?.type;
   if (!relationModel) throw new Error(`keysetRelation: ${t.model}.${relation} is not a relation`);
   const ref = type ?? getRefFromModel(relationModel, builder);
+  const pageTypes = pageTypeOptions(ref);
   return t.connection(
     {
       ...options,
@@ -333,6 +351,7 @@ export function keysetRelation(t: any, relation: string, { type, list, maxSize, 
         return page.connection(parent[relation] ?? [], parent._count?.[relation]);
       },
     },
-    countConnection,
+    { ...pageTypes.connection, ...countConnection },
+    pageTypes.edge,
   );
 }
