@@ -6,7 +6,7 @@
 // Callbacks must be safe to re-run: everything they wrote to the database was rolled back, so
 // they only need to avoid side effects outside it whose repetition matters. Writing new blobs to
 // file storage under fresh keys is fine (bytes of an attempt that rolled back are unreferenced and
-// the orphan sweep removes them, domain/storage.ts); network fetches belong before the transaction.
+// the orphan sweep removes them, domain/cleanup.ts); network fetches belong before the transaction.
 //
 // Prisma 7 on the pg driver adapter reports these errors as PrismaClientKnownRequestError with
 // code P2034 (model operations) or P2010 (raw queries), the SQLSTATE in

@@ -514,7 +514,7 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
   return { revision, outcomes: [...outcomes.values()], insertedFiles };
 }
 
-/** JSON documents are converted to markdown, the stored form (see domain/markdown.ts). */
+/** JSON documents are converted to markdown, the stored form (see lib/markdown.ts). */
 function documentToMarkdownSafe(doc: Record<string, unknown>, field: string): string {
   try {
     return documentToMarkdown(doc);

@@ -27,22 +27,31 @@ import { badRequest, notFound } from '../lib/errors.ts';
 import { restEnum } from '../rest/router.ts';
 
 export const ChangeRequestStatusEnum = builder.enumType('ChangeRequestStatus', {
-  description: '`merged` is reached only by merging.',
-  values: CHANGE_REQUEST_STATUSES,
+  description: 'Lifecycle of a change request. `merged` is reached only by merging.',
+  values: {
+    draft: { description: 'Being written; not yet proposed for review.' },
+    open: { description: 'Proposed for review and merge.' },
+    archived: { description: 'Closed without merging; can be reopened.' },
+    merged: { description: 'Merged into the space; final.' },
+  } as const satisfies Record<(typeof CHANGE_REQUEST_STATUSES)[number], { description: string }>,
 });
 
 const ChangeRequestUrls = builder.simpleObject('ChangeRequestUrls', {
-  fields: (t) => ({ location: t.string(), app: t.string() }),
+  description: 'Addresses of a change request.',
+  fields: (t) => ({
+    location: t.string({ description: 'Its REST address (GET /v1/spaces/{spaceId}/change-requests/{changeRequestId}).' }),
+    app: t.string({ description: 'Its page in the web app (by number).' }),
+  }),
 });
 
 const ChangeRequestPermissions = builder.simpleObject('ChangeRequestPermissions', {
   description: 'What the caller may do with the change request (computed by the rules the operations enforce).',
   fields: (t) => ({
-    view: t.boolean(),
-    comment: t.boolean(),
+    view: t.boolean({ description: 'Read it (any role on the space).' }),
+    comment: t.boolean({ description: 'Comment on it (comment role or above).' }),
     edit: t.boolean({ description: 'Change subject and status (the author, or `edit` on the space).' }),
     editContent: t.boolean({ description: 'Author content, update from main (`edit`).' }),
-    review: t.boolean(),
+    review: t.boolean({ description: 'Review it (review role or above).' }),
     merge: t.boolean({ description: '`review` on an unlocked space, change request neither merged nor archived.' }),
   }),
 });
@@ -79,7 +88,7 @@ export const ChangeRequestRef = builder.prismaNode('ChangeRequest', {
     status: t.expose('status', { type: ChangeRequestStatusEnum }),
     subject: t.exposeString('subject'),
     agentTaskId: t.exposeString('agentTaskId', { nullable: true }),
-    createdBy: t.field({ type: UserRef, nullable: true, resolve: (cr, _a, ctx) => loadUserById(ctx, cr.createdById) }),
+    createdBy: t.field({ type: UserRef, nullable: true, description: 'Its author; null when that user no longer exists.', resolve: (cr, _a, ctx) => loadUserById(ctx, cr.createdById) }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     mergedAt: t.expose('mergedAt', { type: 'DateTime', nullable: true }),
@@ -90,13 +99,14 @@ export const ChangeRequestRef = builder.prismaNode('ChangeRequest', {
     revisionMergedAncestorId: t.exposeString('revisionMergedAncestorId', { nullable: true, description: 'Main revision of the last update from main.' }),
     revisionMergedId: t.exposeString('revisionMergedId', { nullable: true, description: 'When merged, the revision the merge created.' }),
     revision: t.field({ type: RevisionRef, description: 'The head revision: the content of the change request.', resolve: (cr, _a, ctx) => revisionOrThrow(ctx, cr.revisionId) }),
-    revisionInitial: t.field({ type: RevisionRef, resolve: (cr, _a, ctx) => revisionOrThrow(ctx, cr.revisionInitialId) }),
+    revisionInitial: t.field({ type: RevisionRef, description: 'The space revision it was created from.', resolve: (cr, _a, ctx) => revisionOrThrow(ctx, cr.revisionInitialId) }),
     revisionMergedAncestor: t.field({
       type: RevisionRef,
       nullable: true,
+      description: 'The main revision of the last update from main; null before any update.',
       resolve: (cr, _a, ctx) => (cr.revisionMergedAncestorId ? loadRevisionById(ctx, cr.revisionMergedAncestorId) : null),
     }),
-    revisionMerged: t.field({ type: RevisionRef, nullable: true, resolve: (cr, _a, ctx) => (cr.revisionMergedId ? loadRevisionById(ctx, cr.revisionMergedId) : null) }),
+    revisionMerged: t.field({ type: RevisionRef, nullable: true, description: 'The revision its merge created; null until merged.', resolve: (cr, _a, ctx) => (cr.revisionMergedId ? loadRevisionById(ctx, cr.revisionMergedId) : null) }),
     outdated: t.boolean({
       description: 'True when main moved since the last base (revisionMergedAncestor, else revisionInitial); never for a merged change request.',
       resolve: async (cr, _a, ctx) => isOutdated(cr, (await loadSpaceById(ctx, cr.spaceId))?.revisionId ?? null),
@@ -105,9 +115,10 @@ export const ChangeRequestRef = builder.prismaNode('ChangeRequest', {
       description: 'Open top-level comments on the change request (REST `comments`); the threads are the `comments` connection.',
       resolve: (cr, _a, ctx) => openCommentCount(ctx, cr.id),
     }),
-    urls: t.field({ type: ChangeRequestUrls, resolve: (cr, _a, ctx) => changeRequestUrls(ctx, cr) }),
+    urls: t.field({ type: ChangeRequestUrls, description: 'REST and app addresses.', resolve: (cr, _a, ctx) => changeRequestUrls(ctx, cr) }),
     permissions: t.field({
       type: ChangeRequestPermissions,
+      description: 'What you may do with it.',
       resolve: async (cr, _a, ctx) => {
         const space = await loadSpaceById(ctx, cr.spaceId);
         const role = space ? await ctx.access.spaceRole(space) : null;
@@ -147,9 +158,9 @@ builder.prismaObjectField('Space', 'changeRequestList', (t) =>
   keysetConnection(t, {
     type: 'ChangeRequest',
     list: 'Space.changeRequestList',
-    description: 'Change requests of the space, newest first (`changeRequests` is their count). `status` defaults to `open`.',
+    description: 'Change requests of the space, newest first (`changeRequests` is their count). `status` defaults to `open`. REST: GET /v1/spaces/{spaceId}/change-requests.',
     args: {
-      status: t.arg({ type: ChangeRequestStatusEnum }),
+      status: t.arg({ type: ChangeRequestStatusEnum, description: 'Only change requests in this status; default `open`.' }),
       contributor: t.arg.string({ description: 'A user id: the author or anyone who authored a revision of it.' }),
     },
     resolve: async (page, space, args, ctx) => {
@@ -187,8 +198,11 @@ builder.prismaObjectField('Space', 'changeRequestList', (t) =>
 builder.queryField('changeRequest', (t) =>
   t.prismaField({
     type: 'ChangeRequest',
-    description: 'A change request by id or by its number in the space.',
-    args: { spaceId: t.arg.id({ required: true }), idOrNumber: t.arg.string({ required: true }) },
+    description: 'A change request by id or by its number in the space (read role on the space). REST: GET /v1/spaces/{spaceId}/change-requests/{changeRequestId}.',
+    args: {
+      spaceId: t.arg.id({ required: true, description: 'Space (`space_…`).' }),
+      idOrNumber: t.arg.string({ required: true, description: 'Change request id (`cr_…`) or its number in the space (`12`).' }),
+    },
     resolve: async (query, _r, args, ctx) => {
       const { changeRequest } = await resolveChangeRequest(ctx, String(args.spaceId), args.idOrNumber);
       return ctx.prisma.changeRequest.findUniqueOrThrow({ ...query, where: { id: changeRequest.id } });
@@ -199,71 +213,91 @@ builder.queryField('changeRequest', (t) =>
 // ------------------------------------------------------------------ mutations
 
 const ChangeRequestPayload = builder.simpleObject('ChangeRequestPayload', {
-  fields: (t) => ({ changeRequest: t.field({ type: ChangeRequestRef }) }),
+  description: 'Result of a change request mutation.',
+  fields: (t) => ({ changeRequest: t.field({ type: ChangeRequestRef, description: 'The change request after the change.' }) }),
 });
 
 const MergeConflict = builder.simpleObject('ChangeRequestMergeConflict', {
   description: 'Why a merge or an update could not be done.',
   fields: (t) => ({
     pageId: t.string({ nullable: true, description: 'The page in conflict; null for revision-level values (variables, reusable content).' }),
-    reason: t.string(),
+    reason: t.string({ description: 'What conflicts, in words (e.g. both sides changed the page).' }),
   }),
 });
 
-const MergeResultEnum = builder.enumType('ChangeRequestMergeResult', { values: ['merge', 'conflicts'] as const });
-const UpdateResultEnum = builder.enumType('ChangeRequestUpdateResult', { values: ['update', 'conflicts'] as const });
+const MergeResultEnum = builder.enumType('ChangeRequestMergeResult', {
+  description: 'Outcome of a merge.',
+  values: {
+    merge: { description: 'Merged: the space now shows the change request’s content.' },
+    conflicts: { description: 'Not merged; nothing changed. See `conflicts`, update from main and retry.' },
+  } as const,
+});
+const UpdateResultEnum = builder.enumType('ChangeRequestUpdateResult', {
+  description: 'Outcome of an update from main.',
+  values: {
+    update: { description: 'Updated: main’s changes are now in the change request (or there was nothing to pull).' },
+    conflicts: { description: 'Not updated; nothing changed. See `conflicts`.' },
+  } as const,
+});
 
 const MergeChangeRequestPayload = builder.simpleObject('MergeChangeRequestPayload', {
+  description: 'Result of mergeChangeRequest.',
   fields: (t) => ({
-    result: t.field({ type: MergeResultEnum }),
+    result: t.field({ type: MergeResultEnum, description: 'Whether it merged.' }),
     revision: t.string({ description: 'The merge revision (now the space revision); on conflicts the unchanged space revision.' }),
-    conflicts: t.field({ type: [MergeConflict] }),
-    changeRequest: t.field({ type: ChangeRequestRef }),
+    conflicts: t.field({ type: [MergeConflict], description: 'What blocked the merge; empty when merged.' }),
+    changeRequest: t.field({ type: ChangeRequestRef, description: 'The change request (status `merged` on success).' }),
   }),
 });
 
 const UpdateChangeRequestFromMainPayload = builder.simpleObject('UpdateChangeRequestFromMainPayload', {
+  description: 'Result of updateChangeRequestFromMain.',
   fields: (t) => ({
-    result: t.field({ type: UpdateResultEnum }),
+    result: t.field({ type: UpdateResultEnum, description: 'Whether it updated.' }),
     revision: t.string({ description: 'The new head of the change request; on conflicts its unchanged head.' }),
-    conflicts: t.field({ type: [MergeConflict] }),
-    changeRequest: t.field({ type: ChangeRequestRef }),
+    conflicts: t.field({ type: [MergeConflict], description: 'What blocked the update; empty when updated.' }),
+    changeRequest: t.field({ type: ChangeRequestRef, description: 'The change request after the update.' }),
   }),
 });
 
 const ApplyChangeRequestContentChangesPayload = builder.simpleObject('ApplyChangeRequestContentChangesPayload', {
+  description: 'Result of applyChangeRequestContentChanges.',
   fields: (t) => ({
-    changeRequest: t.field({ type: ChangeRequestRef }),
+    changeRequest: t.field({ type: ChangeRequestRef, description: 'The change request, with its new head.' }),
     revision: t.field({ type: RevisionRef, description: 'The new head revision.' }),
-    changes: t.field({ type: [ContentChangeOutcomeRef] }),
-    insertedFiles: t.field({ type: [FileRef] }),
+    changes: t.field({ type: [ContentChangeOutcomeRef], description: 'One outcome per change, in the order sent.' }),
+    insertedFiles: t.field({ type: [FileRef], description: 'Files created by insert_files changes.' }),
   }),
 });
 
 const ExportChangeRequestPdfPayload = builder.simpleObject('ExportChangeRequestPdfPayload', {
+  description: 'Result of exportChangeRequestPdf.',
   fields: (t) => ({
     url: t.string({ description: 'Where the PDF is served (needs a token that may read the space).' }),
-    changeRequest: t.field({ type: ChangeRequestRef }),
+    changeRequest: t.field({ type: ChangeRequestRef, description: 'The change request exported.' }),
   }),
 });
 
 const target = (t: PothosSchemaTypes.InputFieldBuilder<any, 'InputObject'>) => ({
-  spaceId: t.id({ required: true }),
+  spaceId: t.id({ required: true, description: 'Space (`space_…`).' }),
   changeRequestId: t.string({ required: true, description: 'Change request id or number.' }),
 });
 
 const CreateChangeRequestInput = builder.inputType('CreateChangeRequestInput', {
+  description: 'The change request to open.',
   fields: (t) => ({
-    spaceId: t.id({ required: true }),
+    spaceId: t.id({ required: true, description: 'Space (`space_…`).' }),
     subject: t.string({ description: 'At most 100 characters.' }),
     agentTaskId: t.string({ description: 'Id of an agent task to implement (stored).' }),
   }),
 });
 const UpdateChangeRequestInput = builder.inputType('UpdateChangeRequestInput', {
-  fields: (t) => ({ ...target(t), subject: t.string(), status: t.field({ type: ChangeRequestStatusEnum, description: 'draft, open or archived.' }) }),
+  description: 'The change request and what to change; omitted fields are kept.',
+  fields: (t) => ({ ...target(t), subject: t.string({ description: 'New subject, at most 100 characters.' }), status: t.field({ type: ChangeRequestStatusEnum, description: 'draft, open or archived.' }) }),
 });
-const ChangeRequestTargetInput = (name: string) => builder.inputType(name, { fields: (t) => target(t) });
+const ChangeRequestTargetInput = (name: string) => builder.inputType(name, { description: 'Names one change request.', fields: (t) => target(t) });
 const ExportChangeRequestPdfInput = builder.inputType('ExportChangeRequestPdfInput', {
+  description: 'The change request and which pages to render (default: all).',
   fields: (t) => ({
     ...target(t),
     only: t.boolean({ description: 'Only `page`, without its descendants.' }),
@@ -271,6 +305,7 @@ const ExportChangeRequestPdfInput = builder.inputType('ExportChangeRequestPdfInp
   }),
 });
 const ApplyChangeRequestContentChangesInput = builder.inputType('ApplyChangeRequestContentChangesInput', {
+  description: 'The change request and the batch of changes.',
   fields: (t) => ({
     ...target(t),
     changes: t.field({
@@ -282,17 +317,19 @@ const ApplyChangeRequestContentChangesInput = builder.inputType('ApplyChangeRequ
 });
 
 const ImportChangeRequestContentPayload = builder.simpleObject('ImportChangeRequestContentPayload', {
+  description: 'Result of importChangeRequestContent.',
   fields: (t) => ({
-    importJob: t.field({ type: ImportJobRef }),
+    importJob: t.field({ type: ImportJobRef, description: 'The import job; poll `importJob(id:)` while it is pending or running.' }),
     revision: t.field({ type: RevisionRef, description: 'The revision the import wrote when it finished in time, else the current head.' }),
   }),
 });
 
 const ImportChangeRequestContentInput = builder.inputType('ImportChangeRequestContentInput', {
+  description: 'The change request and what to import.',
   fields: (t) => ({
     ...target(t),
-    url: t.string({ required: true }),
-    source: t.field({ type: ImportContentSourceEnum, required: true }),
+    url: t.string({ required: true, description: 'Public http(s) URL of the content to import.' }),
+    source: t.field({ type: ImportContentSourceEnum, required: true, description: 'What kind of content the URL serves.' }),
     waitSeconds: t.int({ description: 'Wait up to this many seconds (0–20) for the job to finish.' }),
   }),
 });
@@ -300,8 +337,8 @@ const ImportChangeRequestContentInput = builder.inputType('ImportChangeRequestCo
 builder.mutationFields((t) => ({
   importChangeRequestContent: t.field({
     type: ImportChangeRequestContentPayload,
-    description: 'Import a URL into the change request as new pages (a background job; needs `edit`). REST: POST …/content/import (waits 20 s).',
-    args: { input: t.arg({ type: ImportChangeRequestContentInput, required: true }) },
+    description: 'Import a URL into the change request as new pages (a background job; needs `edit`). REST: POST /v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/import (waits 20 s).',
+    args: { input: t.arg({ type: ImportChangeRequestContentInput, required: true, description: 'The change request and what to import.' }) },
     resolve: async (_r, { input }, ctx) => {
       const wait = input.waitSeconds ?? 0;
       if (wait < 0 || wait > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
@@ -314,8 +351,8 @@ builder.mutationFields((t) => ({
   }),
   createChangeRequest: t.field({
     type: ChangeRequestPayload,
-    description: 'Open a change request on the space (needs `edit`). REST: POST /v1/spaces/{spaceId}/change-requests.',
-    args: { input: t.arg({ type: CreateChangeRequestInput, required: true }) },
+    description: 'Open a change request on the space (needs `edit`). REST: POST /v1/spaces/{spaceId}/change-requests (201).',
+    args: { input: t.arg({ type: CreateChangeRequestInput, required: true, description: 'The space and the subject.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { spaceId, ...rest } = input;
       return { changeRequest: await createChangeRequest(ctx, String(spaceId), dropUndefined(rest)) };
@@ -323,8 +360,8 @@ builder.mutationFields((t) => ({
   }),
   updateChangeRequest: t.field({
     type: ChangeRequestPayload,
-    description: 'Change subject or status (the author, or `edit`).',
-    args: { input: t.arg({ type: UpdateChangeRequestInput, required: true }) },
+    description: 'Change subject or status (the author, or `edit`). REST: PATCH /v1/spaces/{spaceId}/change-requests/{changeRequestId}.',
+    args: { input: t.arg({ type: UpdateChangeRequestInput, required: true, description: 'The change request and what to change.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { spaceId, changeRequestId, subject, status } = input;
       return { changeRequest: await updateChangeRequest(ctx, String(spaceId), changeRequestId, dropUndefined({ subject: subject ?? undefined, status: status ?? undefined })) };
@@ -332,27 +369,27 @@ builder.mutationFields((t) => ({
   }),
   mergeChangeRequest: t.field({
     type: MergeChangeRequestPayload,
-    description: 'Three-way merge into main (needs `review`); `conflicts` changes nothing.',
-    args: { input: t.arg({ type: ChangeRequestTargetInput('MergeChangeRequestInput'), required: true }) },
+    description: 'Three-way merge into main (needs `review`, an unlocked space, and a change request neither merged nor archived); `conflicts` changes nothing. REST: POST /v1/spaces/{spaceId}/change-requests/{changeRequestId}/merge.',
+    args: { input: t.arg({ type: ChangeRequestTargetInput('MergeChangeRequestInput'), required: true, description: 'The change request to merge.' }) },
     resolve: (_r, { input }, ctx) => mergeChangeRequest(ctx, String(input.spaceId), input.changeRequestId),
   }),
   updateChangeRequestFromMain: t.field({
     type: UpdateChangeRequestFromMainPayload,
-    description: 'Pull main into the change request (needs `edit`); `conflicts` changes nothing. REST: POST …/update.',
-    args: { input: t.arg({ type: ChangeRequestTargetInput('UpdateChangeRequestFromMainInput'), required: true }) },
+    description: 'Pull main into the change request (needs `edit`); `conflicts` changes nothing. REST: POST /v1/spaces/{spaceId}/change-requests/{changeRequestId}/update.',
+    args: { input: t.arg({ type: ChangeRequestTargetInput('UpdateChangeRequestFromMainInput'), required: true, description: 'The change request to update.' }) },
     resolve: (_r, { input }, ctx) => updateChangeRequestFromMain(ctx, String(input.spaceId), input.changeRequestId),
   }),
   exportChangeRequestPdf: t.field({
     type: ExportChangeRequestPdfPayload,
-    description: 'Render the change request as a PDF (synchronously), stored and served at `url`.',
-    args: { input: t.arg({ type: ExportChangeRequestPdfInput, required: true }) },
+    description: 'Render the change request as a PDF (synchronously), stored and served at `url` (read role on the space). REST: GET /v1/spaces/{spaceId}/change-requests/{changeRequestId}/pdf.',
+    args: { input: t.arg({ type: ExportChangeRequestPdfInput, required: true, description: 'The change request and the pages to render.' }) },
     resolve: (_r, { input }, ctx) =>
       exportChangeRequestPdf(ctx, String(input.spaceId), input.changeRequestId, dropUndefined({ only: input.only ?? undefined, page: input.page ?? undefined })),
   }),
   applyChangeRequestContentChanges: t.field({
     type: ApplyChangeRequestContentChangesPayload,
-    description: 'Apply a batch of content changes to the change request as one new revision (needs `edit`). REST: POST …/content.',
-    args: { input: t.arg({ type: ApplyChangeRequestContentChangesInput, required: true }) },
+    description: 'Apply a batch of content changes to the change request as one new revision (needs `edit`). REST: POST /v1/spaces/{spaceId}/change-requests/{changeRequestId}/content.',
+    args: { input: t.arg({ type: ApplyChangeRequestContentChangesInput, required: true, description: 'The change request and the changes.' }) },
     resolve: async (_r, { input }, ctx) => {
       const r = await applyChangeRequestContent(ctx, String(input.spaceId), input.changeRequestId, input.changes);
       const cr = r.changeRequest;

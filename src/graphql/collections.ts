@@ -19,15 +19,19 @@ import {
 const CollectionPermissions = builder.simpleObject('CollectionPermissions', {
   description: 'What the caller may do with the collection (computed by the access module that enforces it).',
   fields: (t) => ({
-    view: t.boolean(),
+    view: t.boolean({ description: 'See the collection (any role on it).' }),
     admin: t.boolean({ description: 'Edit, move, transfer and delete the collection.' }),
-    viewInviteLinks: t.boolean(),
+    viewInviteLinks: t.boolean({ description: 'See its invite links (admin role on it).' }),
     create: t.boolean({ description: 'Create spaces and collections inside it.' }),
   }),
 });
 
 const CollectionUrls = builder.simpleObject('CollectionUrls', {
-  fields: (t) => ({ location: t.string(), app: t.string() }),
+  description: 'Addresses of a collection.',
+  fields: (t) => ({
+    location: t.string({ description: 'Its REST address (GET /v1/collections/{collectionId}).' }),
+    app: t.string({ description: 'Its page in the web app.' }),
+  }),
 });
 
 // ------------------------------------------------------------------ children, batched
@@ -94,13 +98,14 @@ export const CollectionRef = builder.prismaNode('Collection', {
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     urls: t.field({
       type: CollectionUrls,
+      description: 'REST and app addresses.',
       resolve: (c, _a, ctx) => ({ location: `${ctx.config.publicUrl}/v1/collections/${c.id}`, app: `${ctx.config.appUrl}/c/${c.id}` }),
     }),
-    permissions: t.field({ type: CollectionPermissions, resolve: (c, _a, ctx) => ctx.access.collectionPermissions(c) }),
+    permissions: t.field({ type: CollectionPermissions, description: 'What you may do with the collection.', resolve: (c, _a, ctx) => ctx.access.collectionPermissions(c) }),
     spaces: keysetConnection(t, {
       type: 'Space',
       list: 'Collection.spaces',
-      description: 'Spaces directly inside the collection that you may read, in order.',
+      description: 'Spaces directly inside the collection that you may read, in order. REST: GET /v1/collections/{collectionId}/spaces.',
       resolve: (page, c, _a, ctx) => childPage(ctx, 'spaces', c, page),
       totalCount: (c, _a, ctx) => childCount(ctx, 'spaces', c),
     }),
@@ -130,7 +135,7 @@ builder.prismaObjectField('Organization', 'collections', (t) =>
   keysetConnection(t, {
     type: 'Collection',
     list: 'Organization.collections',
-    description: 'Collections you may see; `nested: false` lists the top level only (oldest first).',
+    description: 'Collections you may see; `nested: false` lists the top level only (oldest first). REST: GET /v1/orgs/{organizationId}/collections.',
     args: { nested: t.arg.boolean({ defaultValue: true, description: 'Include collections nested in other collections (default true).' }) },
     resolve: async (page, org, args, ctx) =>
       ctx.prisma.collection.findMany(
@@ -148,7 +153,7 @@ builder.prismaObjectField('Organization', 'spaces', (t) =>
   keysetConnection(t, {
     type: 'Space',
     list: 'Organization.spaces',
-    description: 'Spaces you may read (deleted ones excluded), oldest first.',
+    description: 'Spaces you may read (deleted ones excluded), oldest first. REST: GET /v1/orgs/{organizationId}/spaces.',
     resolve: async (page, org, _a, ctx) =>
       ctx.prisma.space.findMany(page.prisma({ where: await visibleSpacesWhere(ctx, org.id), orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) as never),
     totalCount: async (org, _a, ctx) => ctx.prisma.space.count({ where: await visibleSpacesWhere(ctx, org.id) }),
@@ -158,7 +163,8 @@ builder.prismaObjectField('Organization', 'spaces', (t) =>
 builder.queryField('collection', (t) =>
   t.prismaField({
     type: 'Collection',
-    args: { id: t.arg.id({ required: true }) },
+    description: 'A collection you may see (NOT_FOUND otherwise). REST: GET /v1/collections/{collectionId}.',
+    args: { id: t.arg.id({ required: true, description: 'Collection id (`col_…`).' }) },
     resolve: async (query, _r, { id }, ctx) => {
       // One read: the row with the selection's relations, then the access check on it.
       const collection = await ctx.prisma.collection.findUnique({ ...query, where: { id: String(id) } });
@@ -170,20 +176,29 @@ builder.queryField('collection', (t) =>
 
 // ------------------------------------------------------------------ move and transfer inputs (shared with spaces)
 
-export const ContentPointerTypeEnum = builder.enumType('ContentPointerType', { values: ['space', 'collection'] as const });
+export const ContentPointerTypeEnum = builder.enumType('ContentPointerType', {
+  description: 'Kind of item a content pointer names.',
+  values: {
+    space: { description: 'A space; set `space` to its id.' },
+    collection: { description: 'A collection; set `collection` to its id.' },
+  } as const,
+});
 
 const ContentPointerInput = builder.inputType('ContentPointerInput', {
   description: 'A sibling to position against: `{type: space, space: <id>}` or `{type: collection, collection: <id>}`.',
   fields: (t) => ({
-    type: t.field({ type: ContentPointerTypeEnum, required: true }),
-    space: t.id(),
-    collection: t.id(),
+    type: t.field({ type: ContentPointerTypeEnum, required: true, description: 'Whether the sibling is a space or a collection.' }),
+    space: t.id({ description: 'The sibling space (`space_…`) when type is `space`.' }),
+    collection: t.id({ description: 'The sibling collection (`col_…`) when type is `collection`.' }),
   }),
 });
 
 export const ContentPositionInput = builder.inputType('ContentPositionInput', {
   description: 'Where to put the item among its new siblings; by default at the end.',
-  fields: (t) => ({ before: t.field({ type: ContentPointerInput }), after: t.field({ type: ContentPointerInput }) }),
+  fields: (t) => ({
+    before: t.field({ type: ContentPointerInput, description: 'Put the item just before this sibling.' }),
+    after: t.field({ type: ContentPointerInput, description: 'Put the item just after this sibling.' }),
+  }),
 });
 
 type PointerArg = { type: 'space' | 'collection'; space?: string | number | null; collection?: string | number | null } | null | undefined;
@@ -198,42 +213,52 @@ export function moveBody(input: { parent?: string | number | null; position?: Po
 
 // ------------------------------------------------------------------ mutations
 
-const CollectionPayload = builder.simpleObject('CollectionPayload', { fields: (t) => ({ collection: t.field({ type: CollectionRef }) }) });
+const CollectionPayload = builder.simpleObject('CollectionPayload', {
+  description: 'Result of a collection mutation.',
+  fields: (t) => ({ collection: t.field({ type: CollectionRef, description: 'The collection after the change.' }) }),
+});
 
 const CreateCollectionInput = builder.inputType('CreateCollectionInput', {
+  description: 'The collection to create.',
   fields: (t) => ({
-    organizationId: t.id({ required: true }),
-    title: t.string({ description: 'At most 50 characters.' }),
-    parent: t.id({ description: 'Parent collection id.' }),
+    organizationId: t.id({ required: true, description: 'Organization (`org_…`).' }),
+    title: t.string({ description: 'At most 50 characters; default `Untitled`.' }),
+    parent: t.id({ description: 'Parent collection id (`col_…`); omitted creates it at the organization root.' }),
   }),
 });
 
 const UpdateCollectionInput = builder.inputType('UpdateCollectionInput', {
   description: 'Omitted fields are kept; null clears description and makes defaultLevel inherited.',
   fields: (t) => ({
-    id: t.id({ required: true }),
-    title: t.string(),
-    description: t.string(),
-    defaultLevel: t.field({ type: RoleEnum }),
+    id: t.id({ required: true, description: 'Collection to update (`col_…`).' }),
+    title: t.string({ description: 'New title; empty becomes `Untitled`.' }),
+    description: t.string({ description: 'New description; null or empty clears it.' }),
+    defaultLevel: t.field({ type: RoleEnum, description: 'Role every organization member gets on its content; null inherits from the parent.' }),
   }),
 });
 
 const MoveCollectionInput = builder.inputType('MoveCollectionInput', {
+  description: 'The collection and where to put it.',
   fields: (t) => ({
-    id: t.id({ required: true }),
+    id: t.id({ required: true, description: 'Collection to move (`col_…`).' }),
     parent: t.id({ description: 'New parent collection; null for the organization root; omitted keeps the parent.' }),
-    position: t.field({ type: ContentPositionInput }),
+    position: t.field({ type: ContentPositionInput, description: 'Where among its new siblings; omitted puts it at the end.' }),
   }),
 });
 
 const TransferCollectionInput = builder.inputType('TransferCollectionInput', {
-  fields: (t) => ({ id: t.id({ required: true }), organization: t.id({ required: true, description: 'Target organization id.' }) }),
+  description: 'The collection and the organization to transfer it to.',
+  fields: (t) => ({
+    id: t.id({ required: true, description: 'Collection to transfer (`col_…`).' }),
+    organization: t.id({ required: true, description: 'Target organization id (`org_…`); it lands at that organization’s root.' }),
+  }),
 });
 
 builder.mutationFields((t) => ({
   createCollection: t.field({
     type: CollectionPayload,
-    args: { input: t.arg({ type: CreateCollectionInput, required: true }) },
+    description: 'Create a collection (create role in the organization, and on the parent collection when given). REST: POST /v1/orgs/{organizationId}/collections (201).',
+    args: { input: t.arg({ type: CreateCollectionInput, required: true, description: 'The collection to create.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, ...rest } = input;
       return { collection: await createCollection(ctx, String(organizationId), dropUndefined({ ...rest, parent: rest.parent == null ? rest.parent : String(rest.parent) })) };
@@ -241,7 +266,8 @@ builder.mutationFields((t) => ({
   }),
   updateCollection: t.field({
     type: CollectionPayload,
-    args: { input: t.arg({ type: UpdateCollectionInput, required: true }) },
+    description: 'Change a collection’s title, description or default level (admin role on the collection). REST: PATCH /v1/collections/{collectionId}.',
+    args: { input: t.arg({ type: UpdateCollectionInput, required: true, description: 'The collection and what to change.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { id, ...rest } = input;
       return { collection: await updateCollection(ctx, String(id), dropUndefined(rest)) };
@@ -249,18 +275,29 @@ builder.mutationFields((t) => ({
   }),
   deleteCollection: t.field({
     type: DeletePayload,
-    description: 'Delete a collection; what it contains moves up to its parent (see docs/decisions.md).',
-    args: { input: t.arg({ type: builder.inputType('DeleteCollectionInput', { fields: (f) => ({ id: f.id({ required: true }) }) }), required: true }) },
+    description: 'Delete a collection; what it contains moves up to its parent (see docs/decisions.md). Admin role on the collection. Idempotent (deleted: false when already gone). REST: DELETE /v1/collections/{collectionId}.',
+    args: {
+      input: t.arg({
+        type: builder.inputType('DeleteCollectionInput', {
+          description: 'The collection to delete.',
+          fields: (f) => ({ id: f.id({ required: true, description: 'Collection id (`col_…`).' }) }),
+        }),
+        required: true,
+        description: 'The collection to delete.',
+      }),
+    },
     resolve: async (_r, { input }, ctx) => ({ deleted: await deleteCollection(ctx, String(input.id)), deletedId: String(input.id) }),
   }),
   moveCollection: t.field({
     type: CollectionPayload,
-    args: { input: t.arg({ type: MoveCollectionInput, required: true }) },
+    description: 'Move a collection to another parent and/or position in the same organization (admin role on it, create on the new parent). REST: POST /v1/collections/{collectionId}/move.',
+    args: { input: t.arg({ type: MoveCollectionInput, required: true, description: 'The collection and where to put it.' }) },
     resolve: async (_r, { input }, ctx) => ({ collection: await moveCollection(ctx, String(input.id), moveBody(input)) }),
   }),
   transferCollection: t.field({
     type: CollectionPayload,
-    args: { input: t.arg({ type: TransferCollectionInput, required: true }) },
+    description: 'Move a collection and everything in it to another organization’s root (admin of both organizations). REST: POST /v1/collections/{collectionId}/transfer.',
+    args: { input: t.arg({ type: TransferCollectionInput, required: true, description: 'The collection and the target organization.' }) },
     resolve: async (_r, { input }, ctx) => ({ collection: await transferCollection(ctx, String(input.id), { organization: String(input.organization) }) }),
   }),
 }));

@@ -25,30 +25,57 @@ import { markdownToDocument } from '../lib/markdown.ts';
 import { loadPageVersions, loadRevisionContent } from './content.ts';
 import { forbidden, notFound, parseInput } from '../lib/errors.ts';
 
-const CommentStatusEnum = builder.enumType('CommentStatus', { values: ['open', 'resolved'] as const });
-const CommentStatusFilterEnum = builder.enumType('CommentStatusFilter', { values: ['all', 'open', 'resolved'] as const });
-const ListOrderEnum = builder.enumType('CommentOrder', { values: ['asc', 'desc'] as const });
+const CommentStatusEnum = builder.enumType('CommentStatus', {
+  description: 'State of a comment thread.',
+  values: {
+    open: { description: 'Still under discussion.' },
+    resolved: { description: 'Marked resolved by its author or an editor (resolvedAt, resolvedBy).' },
+  } as const,
+});
+const CommentStatusFilterEnum = builder.enumType('CommentStatusFilter', {
+  description: 'Which comment threads to list by status.',
+  values: {
+    all: { description: 'Open and resolved threads.' },
+    open: { description: 'Open threads only.' },
+    resolved: { description: 'Resolved threads only.' },
+  } as const,
+});
+const ListOrderEnum = builder.enumType('CommentOrder', {
+  description: 'Order of comments by posting time.',
+  values: {
+    asc: { description: 'Oldest first.' },
+    desc: { description: 'Newest first.' },
+  } as const,
+});
 
 const CommentPermissions = builder.simpleObject('CommentPermissions', {
-  fields: (t) => ({ view: t.boolean(), edit: t.boolean(), reply: t.boolean(), react: t.boolean(), delete: t.boolean() }),
+  description: 'What you may do with a comment or reply.',
+  fields: (t) => ({
+    view: t.boolean({ description: 'Read it (any role on the space).' }),
+    edit: t.boolean({ description: 'Change its body: its author, or a space admin.' }),
+    reply: t.boolean({ description: 'Reply to the thread (comment role or above).' }),
+    react: t.boolean({ description: 'Add or remove emoji reactions (comment role or above).' }),
+    delete: t.boolean({ description: 'Delete it: its author, or a space admin.' }),
+  }),
 });
 
 type ReactionUser = { userId: string; reactedAt: Date };
 type ReactionGroup = { emoji: string; users: ReactionUser[] };
 
 const ReactionUserRef = builder.objectRef<ReactionUser>('ReactionUser').implement({
+  description: 'One user’s reaction.',
   fields: (t) => ({
-    user: t.field({ type: UserRef, resolve: async (r, _a, ctx) => (await loadUserById(ctx, r.userId))! }),
-    reactedAt: t.field({ type: 'DateTime', resolve: (r) => r.reactedAt }),
+    user: t.field({ type: UserRef, description: 'Who reacted.', resolve: async (r, _a, ctx) => (await loadUserById(ctx, r.userId))! }),
+    reactedAt: t.field({ type: 'DateTime', description: 'When they reacted.', resolve: (r) => r.reactedAt }),
   }),
 });
 
 const ReactionRef = builder.objectRef<ReactionGroup>('EmojiReaction').implement({
   description: 'Users who reacted with one emoji.',
   fields: (t) => ({
-    emoji: t.string({ resolve: (r) => r.emoji }),
-    count: t.int({ resolve: (r) => r.users.length }),
-    users: t.field({ type: [ReactionUserRef], resolve: (r) => r.users }),
+    emoji: t.string({ description: 'The emoji (the character itself).', resolve: (r) => r.emoji }),
+    count: t.int({ description: 'Number of users who reacted with it.', resolve: (r) => r.users.length }),
+    users: t.field({ type: [ReactionUserRef], description: 'Who reacted, first reaction first.', resolve: (r) => r.users }),
   }),
 });
 
@@ -88,26 +115,29 @@ async function scopeRevisionId(ctx: Context, comment: Comment): Promise<string |
 type TargetPage = { id: string; title: string; emoji: string | null; path: string; outdated: boolean; createdAt: Date | null; updatedAt: Date | null };
 
 const TargetPageRef = builder.objectRef<TargetPage>('CommentTargetPage').implement({
+  description: 'The page a comment is about, as it is now (or as it was, when deleted).',
   fields: (t) => ({
-    id: t.string({ resolve: (p) => p.id }),
-    title: t.string({ resolve: (p) => p.title }),
-    emoji: t.string({ nullable: true, resolve: (p) => p.emoji }),
-    path: t.string({ resolve: (p) => p.path }),
+    id: t.string({ description: 'Page id (`page_…`).', resolve: (p) => p.id }),
+    title: t.string({ description: 'Page title (`Deleted page` when gone and unknown).', resolve: (p) => p.title }),
+    emoji: t.string({ nullable: true, description: 'Page emoji; null when none.', resolve: (p) => p.emoji }),
+    path: t.string({ description: 'Page path in the space (its slug when deleted).', resolve: (p) => p.path }),
     outdated: t.boolean({ description: 'True when the page changed (or disappeared) after the comment was made.', resolve: (p) => p.outdated }),
-    createdAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.createdAt }),
-    updatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.updatedAt }),
+    createdAt: t.field({ type: 'DateTime', nullable: true, description: 'When the page was created; null when unknown.', resolve: (p) => p.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', nullable: true, description: 'When the page was last changed; null when unknown.', resolve: (p) => p.updatedAt }),
   }),
 });
 
 const CommentTargetRef = builder.objectRef<Comment>('CommentTarget').implement({
+  description: 'What a comment thread is attached to.',
   fields: (t) => ({
-    space: t.string({ resolve: (c) => c.spaceId }),
-    revision: t.string({ resolve: (c) => c.revisionId ?? '' }),
-    changeRequest: t.string({ nullable: true, resolve: (c) => c.changeRequestId }),
-    node: t.string({ nullable: true, resolve: (c) => c.node }),
+    space: t.string({ description: 'Space id (`space_…`).', resolve: (c) => c.spaceId }),
+    revision: t.string({ description: 'Revision the comment was made on (`rev_…`); empty when unknown.', resolve: (c) => c.revisionId ?? '' }),
+    changeRequest: t.string({ nullable: true, description: 'Change request id (`cr_…`); null for a comment on the space itself.', resolve: (c) => c.changeRequestId }),
+    node: t.string({ nullable: true, description: 'Id of the block within the page it is anchored to; null for the whole page or space.', resolve: (c) => c.node }),
     page: t.field({
       type: TargetPageRef,
       nullable: true,
+      description: 'The page commented on; null for a comment on the space or change request as a whole.',
       resolve: async (c, _a, ctx) => {
         if (!c.pageId) return null;
         // Page trees without bodies, batched per request and cached per (immutable) revision.
@@ -125,7 +155,10 @@ const CommentTargetRef = builder.objectRef<Comment>('CommentTarget').implement({
   }),
 });
 
-const CommentUrls = builder.simpleObject('CommentUrls', { fields: (t) => ({ location: t.string() }) });
+const CommentUrls = builder.simpleObject('CommentUrls', {
+  description: 'Addresses of a comment or reply.',
+  fields: (t) => ({ location: t.string({ description: 'Its REST address (…/comments/{commentId}, or …/replies/{commentReplyId} for a reply).' }) }),
+});
 
 function commentLocation(ctx: Context, c: Comment) {
   const base = `${ctx.config.publicUrl}/v1/spaces/${c.spaceId}${c.changeRequestId ? `/change-requests/${c.changeRequestId}` : ''}/comments`;
@@ -143,14 +176,14 @@ const CommentEntryRef = builder.interfaceRef<Comment>('CommentEntry').implement(
   description: 'A comment or a reply.',
   resolveType: (c) => (c.parentId ? 'CommentReply' : 'Comment'),
   fields: (t) => ({
-    postedBy: t.field({ type: UserRef, resolve: async (c, _a, ctx) => (await loadUserById(ctx, c.authorId))! }),
-    postedAt: t.field({ type: 'DateTime', resolve: (c) => c.postedAt }),
-    editedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.editedAt }),
+    postedBy: t.field({ type: UserRef, description: 'The author.', resolve: async (c, _a, ctx) => (await loadUserById(ctx, c.authorId))! }),
+    postedAt: t.field({ type: 'DateTime', description: 'When it was posted.', resolve: (c) => c.postedAt }),
+    editedAt: t.field({ type: 'DateTime', nullable: true, description: 'When its body was last edited; null when never.', resolve: (c) => c.editedAt }),
     markdown: t.string({ description: 'The body as markdown (the stored form).', resolve: (c) => c.markdown }),
     document: t.field({ type: 'JSON', description: 'The body as a JSON document.', resolve: (c) => markdownToDocument(c.markdown) }),
-    reactions: t.field({ type: [ReactionRef], resolve: (c, _a, ctx) => reactionsOf(ctx, c.id) }),
-    urls: t.field({ type: CommentUrls, resolve: (c, _a, ctx) => ({ location: commentLocation(ctx, c) }) }),
-    permissions: t.field({ type: CommentPermissions, resolve: (c, _a, ctx) => permissionsFor(ctx, c) }),
+    reactions: t.field({ type: [ReactionRef], description: 'Emoji reactions, one entry per emoji, first used first.', resolve: (c, _a, ctx) => reactionsOf(ctx, c.id) }),
+    urls: t.field({ type: CommentUrls, description: 'Its REST address.', resolve: (c, _a, ctx) => ({ location: commentLocation(ctx, c) }) }),
+    permissions: t.field({ type: CommentPermissions, description: 'What you may do with it.', resolve: (c, _a, ctx) => permissionsFor(ctx, c) }),
   }),
 });
 
@@ -180,8 +213,8 @@ export const CommentRef = builder.prismaNode('Comment', {
     replyCount: t.int({ description: 'Number of replies (REST `replies`).', resolve: (c, _a, ctx) => replyCount(ctx, c.id) }),
     status: t.expose('status', { type: CommentStatusEnum }),
     resolvedAt: t.expose('resolvedAt', { type: 'DateTime', nullable: true }),
-    resolvedBy: t.field({ type: UserRef, nullable: true, resolve: async (c, _a, ctx) => (c.resolvedById ? loadUserById(ctx, c.resolvedById) : null) }),
-    target: t.field({ type: CommentTargetRef, resolve: (c) => c }),
+    resolvedBy: t.field({ type: UserRef, nullable: true, description: 'Who resolved the thread; null while open.', resolve: async (c, _a, ctx) => (c.resolvedById ? loadUserById(ctx, c.resolvedById) : null) }),
+    target: t.field({ type: CommentTargetRef, description: 'What the thread is attached to (space, change request, page, block).', resolve: (c) => c }),
     replies: keysetRelation(t, 'replies', {
       type: CommentReplyRef,
       list: 'Comment.replies',
@@ -290,7 +323,7 @@ for (const kind of ['space', 'changeRequest'] as const) {
 // ------------------------------------------------------------------ queries
 
 const scopeArgs = (t: PothosSchemaTypes.QueryFieldBuilder<any, any>) => ({
-  spaceId: t.arg.id({ required: true }),
+  spaceId: t.arg.id({ required: true, description: 'Space (`space_…`).' }),
   changeRequestId: t.arg.string({ description: 'Change request id or number; omit for comments on the space itself.' }),
 });
 
@@ -298,7 +331,7 @@ builder.queryFields((t) => ({
   comments: keysetConnection(t, {
     type: CommentRef,
     list: 'comments',
-    description: 'Comment threads on a space or one of its change requests.',
+    description: 'Comment threads on a space or one of its change requests (read role on the space). REST: GET /v1/spaces/{spaceId}/comments, GET /v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments.',
     args: { ...scopeArgs(t), ...commentFilterArgs },
     resolve: async (page, _r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
@@ -312,7 +345,8 @@ builder.queryFields((t) => ({
   }),
   comment: t.prismaField({
     type: CommentRef,
-    args: { ...scopeArgs(t), id: t.arg.id({ required: true }) },
+    description: 'One comment thread (read role on the space). REST: GET /v1/spaces/{spaceId}/comments/{commentId} (and under …/change-requests/{changeRequestId}).',
+    args: { ...scopeArgs(t), id: t.arg.id({ required: true, description: 'Comment id (`cmt_…`).' }) },
     resolve: async (query, _r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
       const c = await getComment(ctx, scope, String(args.id));
@@ -321,7 +355,12 @@ builder.queryFields((t) => ({
   }),
   commentReply: t.prismaField({
     type: CommentReplyRef,
-    args: { ...scopeArgs(t), commentId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    description: 'One reply of a thread (read role on the space). REST: GET /v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId} (and under …/change-requests/{changeRequestId}).',
+    args: {
+      ...scopeArgs(t),
+      commentId: t.arg.id({ required: true, description: 'The thread’s comment id (`cmt_…`).' }),
+      id: t.arg.id({ required: true, description: 'Reply id (`rpl_…`).' }),
+    },
     resolve: async (query, _r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
       const c = await getReply(ctx, scope, String(args.commentId), String(args.id));
@@ -331,7 +370,7 @@ builder.queryFields((t) => ({
   commenters: keysetConnection(t, {
     type: MemberRef,
     list: 'commenters',
-    description: 'Members who commented in a space or one of its change requests.',
+    description: 'Members who commented in a space or one of its change requests. REST: GET /v1/spaces/{spaceId}/commenters (and under …/change-requests/{changeRequestId}).',
     args: scopeArgs(t),
     resolve: async (page, _r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
@@ -345,7 +384,8 @@ builder.queryFields((t) => ({
   commentReplies: keysetConnection(t, {
     type: CommentReplyRef,
     list: 'commentReplies',
-    args: { ...scopeArgs(t), commentId: t.arg.id({ required: true }) },
+    description: 'Replies of a thread, oldest first (read role on the space). REST: GET /v1/spaces/{spaceId}/comments/{commentId}/replies (and under …/change-requests/{changeRequestId}).',
+    args: { ...scopeArgs(t), commentId: t.arg.id({ required: true, description: 'The thread’s comment id (`cmt_…`).' }) },
     resolve: async (page, _r, args, ctx) => {
       const scope = await resolveScope(ctx, String(args.spaceId), args.changeRequestId);
       const parent = await getComment(ctx, scope, String(args.commentId));
@@ -369,28 +409,45 @@ async function commentersWhere(ctx: Context, scope: Awaited<ReturnType<typeof re
 
 const CommentBodyInput = builder.inputType('CommentBodyInput', {
   description: 'One of: markdown, or a JSON document.',
-  fields: (t) => ({ markdown: t.string(), document: t.field({ type: 'JSONObject' }) }),
+  fields: (t) => ({
+    markdown: t.string({ description: 'The body as markdown.' }),
+    document: t.field({ type: 'JSONObject', description: 'The body as a JSON document (the shape `document` answers).' }),
+  }),
 });
 
 const bodyFromInput = (b: { markdown?: string | null; document?: Record<string, unknown> | null } | null | undefined) =>
   b == null ? undefined : dropUndefined({ markdown: b.markdown ?? undefined, document: b.document ?? undefined });
 
 const scopeFields = (t: PothosSchemaTypes.InputFieldBuilder<any, 'InputObject'>) => ({
-  spaceId: t.id({ required: true }),
+  spaceId: t.id({ required: true, description: 'Space (`space_…`).' }),
   changeRequestId: t.string({ description: 'Change request id or number; omit for the space itself.' }),
 });
 
-const CommentPayload = builder.simpleObject('CommentPayload', { fields: (t) => ({ comment: t.field({ type: CommentRef }) }) });
-const CommentReplyPayload = builder.simpleObject('CommentReplyPayload', { fields: (t) => ({ reply: t.field({ type: CommentReplyRef }) }) });
+const CommentPayload = builder.simpleObject('CommentPayload', {
+  description: 'Result of a comment mutation.',
+  fields: (t) => ({ comment: t.field({ type: CommentRef, description: 'The comment after the change.' }) }),
+});
+const CommentReplyPayload = builder.simpleObject('CommentReplyPayload', {
+  description: 'Result of a reply mutation.',
+  fields: (t) => ({ reply: t.field({ type: CommentReplyRef, description: 'The reply after the change.' }) }),
+});
 
 builder.mutationFields((t) => ({
   postComment: t.field({
     type: CommentPayload,
+    description: 'Start a comment thread on a space, a change request, a page or a block (comment role on the space). REST: POST /v1/spaces/{spaceId}/comments (and under …/change-requests/{changeRequestId}) (201).',
     args: {
       input: t.arg({
         required: true,
+        description: 'Where to comment and what to say.',
         type: builder.inputType('PostCommentInput', {
-          fields: (f) => ({ ...scopeFields(f), page: f.string(), node: f.string(), body: f.field({ type: CommentBodyInput, required: true }) }),
+          description: 'Where to comment and what to say.',
+          fields: (f) => ({
+            ...scopeFields(f),
+            page: f.string({ description: 'Page id (`page_…`) to comment on; omitted for the space or change request as a whole.' }),
+            node: f.string({ description: 'Block id within `page` to anchor the comment to.' }),
+            body: f.field({ type: CommentBodyInput, required: true, description: 'The comment text.' }),
+          }),
         }),
       }),
     },
@@ -402,17 +459,20 @@ builder.mutationFields((t) => ({
   }),
   updateComment: t.field({
     type: CommentPayload,
+    description: 'Edit a comment’s body (author or space admin), resolve or reopen it (author or edit role) and react (comment role). REST: PUT /v1/spaces/{spaceId}/comments/{commentId} (and under …/change-requests/{changeRequestId}).',
     args: {
       input: t.arg({
         required: true,
+        description: 'The comment and what to change.',
         type: builder.inputType('UpdateCommentInput', {
+          description: 'The comment and what to change; omitted fields are kept.',
           fields: (f) => ({
             ...scopeFields(f),
-            id: f.id({ required: true }),
-            resolved: f.boolean(),
-            body: f.field({ type: CommentBodyInput }),
-            addedReactions: f.stringList(),
-            removedReactions: f.stringList(),
+            id: f.id({ required: true, description: 'Comment id (`cmt_…`).' }),
+            resolved: f.boolean({ description: 'true resolves the thread, false reopens it.' }),
+            body: f.field({ type: CommentBodyInput, description: 'New text.' }),
+            addedReactions: f.stringList({ description: 'Emojis to react with.' }),
+            removedReactions: f.stringList({ description: 'Emojis of your reactions to take back.' }),
           }),
         }),
       }),
@@ -430,8 +490,16 @@ builder.mutationFields((t) => ({
   }),
   deleteComment: t.field({
     type: DeletePayload,
+    description: 'Delete a comment thread with its replies (author or space admin). Idempotent (deleted: false when already gone). REST: DELETE /v1/spaces/{spaceId}/comments/{commentId} (and under …/change-requests/{changeRequestId}).',
     args: {
-      input: t.arg({ required: true, type: builder.inputType('DeleteCommentInput', { fields: (f) => ({ ...scopeFields(f), id: f.id({ required: true }) }) }) }),
+      input: t.arg({
+        required: true,
+        description: 'The comment to delete.',
+        type: builder.inputType('DeleteCommentInput', {
+          description: 'The comment to delete.',
+          fields: (f) => ({ ...scopeFields(f), id: f.id({ required: true, description: 'Comment id (`cmt_…`).' }) }),
+        }),
+      }),
     },
     resolve: async (_r, { input }, ctx) => {
       const scope = await resolveScope(ctx, String(input.spaceId), input.changeRequestId);
@@ -440,11 +508,18 @@ builder.mutationFields((t) => ({
   }),
   postCommentReply: t.field({
     type: CommentReplyPayload,
+    description: 'Reply to a comment thread (comment role on the space). REST: POST /v1/spaces/{spaceId}/comments/{commentId}/replies (and under …/change-requests/{changeRequestId}) (201).',
     args: {
       input: t.arg({
         required: true,
+        description: 'The thread and the reply.',
         type: builder.inputType('PostCommentReplyInput', {
-          fields: (f) => ({ ...scopeFields(f), commentId: f.id({ required: true }), body: f.field({ type: CommentBodyInput, required: true }) }),
+          description: 'The thread and the reply.',
+          fields: (f) => ({
+            ...scopeFields(f),
+            commentId: f.id({ required: true, description: 'The thread’s comment id (`cmt_…`).' }),
+            body: f.field({ type: CommentBodyInput, required: true, description: 'The reply text.' }),
+          }),
         }),
       }),
     },
@@ -455,17 +530,20 @@ builder.mutationFields((t) => ({
   }),
   updateCommentReply: t.field({
     type: CommentReplyPayload,
+    description: 'Edit a reply’s body (author or space admin) and react to it (comment role). REST: PUT /v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId} (and under …/change-requests/{changeRequestId}).',
     args: {
       input: t.arg({
         required: true,
+        description: 'The reply and what to change.',
         type: builder.inputType('UpdateCommentReplyInput', {
+          description: 'The reply and what to change; omitted fields are kept.',
           fields: (f) => ({
             ...scopeFields(f),
-            commentId: f.id({ required: true }),
-            id: f.id({ required: true }),
-            body: f.field({ type: CommentBodyInput }),
-            addedReactions: f.stringList(),
-            removedReactions: f.stringList(),
+            commentId: f.id({ required: true, description: 'The thread’s comment id (`cmt_…`).' }),
+            id: f.id({ required: true, description: 'Reply id (`rpl_…`).' }),
+            body: f.field({ type: CommentBodyInput, description: 'New text.' }),
+            addedReactions: f.stringList({ description: 'Emojis to react with.' }),
+            removedReactions: f.stringList({ description: 'Emojis of your reactions to take back.' }),
           }),
         }),
       }),
@@ -482,10 +560,19 @@ builder.mutationFields((t) => ({
   }),
   deleteCommentReply: t.field({
     type: DeletePayload,
+    description: 'Delete a reply (author or space admin). Idempotent (deleted: false when already gone). REST: DELETE /v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId} (and under …/change-requests/{changeRequestId}).',
     args: {
       input: t.arg({
         required: true,
-        type: builder.inputType('DeleteCommentReplyInput', { fields: (f) => ({ ...scopeFields(f), commentId: f.id({ required: true }), id: f.id({ required: true }) }) }),
+        description: 'The reply to delete.',
+        type: builder.inputType('DeleteCommentReplyInput', {
+          description: 'The reply to delete.',
+          fields: (f) => ({
+            ...scopeFields(f),
+            commentId: f.id({ required: true, description: 'The thread’s comment id (`cmt_…`).' }),
+            id: f.id({ required: true, description: 'Reply id (`rpl_…`).' }),
+          }),
+        }),
       }),
     },
     resolve: async (_r, { input }, ctx) => {

@@ -176,23 +176,59 @@ function keyedConnection<T>(list: string, items: T[], keyOf: (item: T) => string
 
 // ------------------------------------------------------------------ enums and small types
 
-export const RevisionTypeEnum = builder.enumType('RevisionType', { values: ['edits', 'merge', 'rollback', 'update', 'computed'] as const });
-export const PageTypeEnum = builder.enumType('RevisionPageType', { values: ['document', 'group', 'link', 'computed'] as const });
+export const RevisionTypeEnum = builder.enumType('RevisionType', {
+  description: 'How a revision came to be.',
+  values: {
+    edits: { description: 'Content edits (a change batch, an import, or edits in a change request).' },
+    merge: { description: 'The merge of a change request into the space (see `mergedFrom`).' },
+    rollback: { description: 'A return to the content of an earlier revision (a contract value; this server does not write such revisions).' },
+    update: { description: 'An update of a change request from main.' },
+    computed: { description: 'Content generated from a computed source (a contract value; this server does not write such revisions).' },
+  } as const,
+});
+export const PageTypeEnum = builder.enumType('RevisionPageType', {
+  description: 'Kind of page in the page tree.',
+  values: {
+    document: { description: 'A page with content (markdown / document).' },
+    group: { description: 'A heading grouping its child pages, without content of its own.' },
+    link: { description: 'A navigation entry pointing elsewhere (`href`, `target`).' },
+    computed: { description: 'A page generated from a computed source (a contract value; not created by this server).' },
+  } as const,
+});
 export const LinkStatusEnum = builder.enumType('ContentLinkStatus', {
   description: '`ok`: no problem; `broken`: the target does not exist in the revision; `in_app` (REST `in-app`): a URL into this app.',
-  values: ['ok', 'broken', 'in_app'] as const,
+  values: {
+    ok: { description: 'The target exists.' },
+    broken: { description: 'The target page or file does not exist in the revision.' },
+    in_app: { description: 'A URL into this app rather than a content reference (REST `in-app`).' },
+  } as const,
 });
 export const LinkRelationEnum = builder.enumType('ContentLinkRelation', {
   description: '`reference`: a link; `dependsOn`: the page embeds or depends on the target (files).',
-  values: ['reference', 'dependsOn'] as const,
+  values: {
+    reference: { description: 'A link to the target.' },
+    dependsOn: { description: 'The page embeds or depends on the target (images, files).' },
+  } as const,
 });
 
 const RevisionUrls = builder.simpleObject('RevisionUrls', {
-  fields: (t) => ({ app: t.string(), published: t.string({ nullable: true }), public: t.string({ nullable: true }) }),
+  description: 'Addresses of a revision.',
+  fields: (t) => ({
+    app: t.string({ description: 'The revision in the web app.' }),
+    published: t.string({ nullable: true, description: 'Where readers see the space; null when it is private.' }),
+    public: t.string({ nullable: true, description: 'The space’s public address; null unless its visibility is `public`.' }),
+  }),
 });
-const PageUrls = builder.simpleObject('RevisionPageUrls', { fields: (t) => ({ app: t.string() }) });
-const FileDimensions = builder.simpleObject('FileDimensions', { fields: (t) => ({ width: t.int(), height: t.int() }) });
+const PageUrls = builder.simpleObject('RevisionPageUrls', {
+  description: 'Addresses of a page.',
+  fields: (t) => ({ app: t.string({ description: 'The page in the web app.' }) }),
+});
+const FileDimensions = builder.simpleObject('FileDimensions', {
+  description: 'Size of an image, in pixels.',
+  fields: (t) => ({ width: t.int({ description: 'Width in pixels.' }), height: t.int({ description: 'Height in pixels.' }) }),
+});
 const LinkStats = builder.simpleObject('ContentLinkStats', {
+  description: 'Counts over a link listing.',
   fields: (t) => ({
     total: t.int({ description: 'Links (distinct targets) in the listing before the status filter.' }),
     broken: t.int({ description: 'Broken ones among them.' }),
@@ -249,17 +285,17 @@ export function linkPageTarget(href: string | null | undefined): Record<string, 
 RevisionPageRef.implement({
   description: 'A page of a revision: a document, a group of pages or a link. Nest `pages` as deep as you need.',
   fields: (t) => ({
-    id: t.string({ resolve: (p) => p.id }),
-    title: t.string({ resolve: (p) => p.version.title }),
-    emoji: t.string({ nullable: true, resolve: (p) => p.version.emoji }),
-    icon: t.string({ nullable: true, resolve: (p) => p.version.icon }),
-    type: t.field({ type: PageTypeEnum, resolve: (p) => p.version.kind }),
-    slug: t.string({ resolve: (p) => p.version.slug }),
+    id: t.string({ description: 'Page id (`page_…`), stable across revisions.', resolve: (p) => p.id }),
+    title: t.string({ description: 'Page title.', resolve: (p) => p.version.title }),
+    emoji: t.string({ nullable: true, description: 'Page emoji; null when none.', resolve: (p) => p.version.emoji }),
+    icon: t.string({ nullable: true, description: 'Page icon name or URL; null when none.', resolve: (p) => p.version.icon }),
+    type: t.field({ type: PageTypeEnum, description: 'Kind of page.', resolve: (p) => p.version.kind }),
+    slug: t.string({ description: 'Last path segment of the page, e.g. `setup`.', resolve: (p) => p.version.slug }),
     path: t.string({ description: 'Slug chain from the root, e.g. `guide/setup`.', resolve: (p) => p.path }),
-    description: t.string({ nullable: true, resolve: (p) => p.version.description }),
+    description: t.string({ nullable: true, description: 'Short summary shown under the title; null when none.', resolve: (p) => p.version.description }),
     parentId: t.string({ nullable: true, description: 'Parent page id; null at the root.', resolve: (p) => p.parentId }),
     depth: t.int({ description: '0 at the root.', resolve: (p) => p.depth }),
-    revisionId: t.string({ resolve: (p) => p.content.revision.id }),
+    revisionId: t.string({ description: 'The revision this page was read from.', resolve: (p) => p.content.revision.id }),
     versionId: t.string({ description: 'Id of this immutable page version (shared between revisions).', resolve: (p) => p.version.id }),
     markdown: t.string({
       nullable: true,
@@ -283,6 +319,7 @@ RevisionPageRef.implement({
     updatedAt: t.field({ type: 'DateTime', description: 'When this version of the page was written.', resolve: (p) => p.version.createdAt }),
     urls: t.field({
       type: PageUrls,
+      description: 'Its app address.',
       resolve: (p, _a, ctx) => ({ app: `${ctx.config.appUrl}/s/${p.content.revision.spaceId}/${p.path}` }),
     }),
     pages: t.field({
@@ -316,17 +353,19 @@ export const ContentLinkTargetRef = builder.objectRef<LinkNode>('ContentLinkTarg
   fields: (t) => ({
     kind: t.string({ description: '`url`, `page` or `file`.', resolve: (l) => l.target.kind }),
     raw: t.string({ description: 'The link as written in the markdown.', resolve: (l) => l.target.raw }),
-    url: t.string({ nullable: true, resolve: (l) => (l.target.kind === 'url' ? l.target.url : null) }),
-    pageId: t.string({ nullable: true, resolve: (l) => (l.target.kind === 'page' ? (l.target.pageId ?? null) : null) }),
-    fileId: t.string({ nullable: true, resolve: (l) => (l.target.kind === 'file' ? l.target.fileId : null) }),
+    url: t.string({ nullable: true, description: 'The URL, for `url` targets; else null.', resolve: (l) => (l.target.kind === 'url' ? l.target.url : null) }),
+    pageId: t.string({ nullable: true, description: 'The page id, for `page` targets; else null.', resolve: (l) => (l.target.kind === 'page' ? (l.target.pageId ?? null) : null) }),
+    fileId: t.string({ nullable: true, description: 'The file id, for `file` targets; else null.', resolve: (l) => (l.target.kind === 'file' ? l.target.fileId : null) }),
     page: t.field({
       type: RevisionPageRef,
       nullable: true,
+      description: 'The target page; null when not a page target or the page does not exist.',
       resolve: (l) => (l.target.kind === 'page' && l.target.pageId ? (l.content.byId.get(l.target.pageId) ?? null) : null),
     }),
     file: t.field({
       type: FileRef,
       nullable: true,
+      description: 'The target file; null when not a file target or the file is not in the revision.',
       resolve: (l, _a, ctx) => (l.target.kind === 'file' && l.content.fileIds.has(l.target.fileId) ? loadFileById(ctx, l.target.fileId) : null),
     }),
   }),
@@ -335,9 +374,9 @@ export const ContentLinkTargetRef = builder.objectRef<LinkNode>('ContentLinkTarg
 export const ContentLinkRef = builder.objectRef<LinkNode>('ContentLink').implement({
   description: 'A link target and the pages where links to it are found.',
   fields: (t) => ({
-    status: t.field({ type: LinkStatusEnum, resolve: (l) => l.status.replace('-', '_') as 'ok' | 'broken' | 'in_app' }),
-    relation: t.field({ type: LinkRelationEnum, resolve: (l) => l.relation }),
-    target: t.field({ type: ContentLinkTargetRef, resolve: (l) => l }),
+    status: t.field({ type: LinkStatusEnum, description: 'Whether the target resolves.', resolve: (l) => l.status.replace('-', '_') as 'ok' | 'broken' | 'in_app' }),
+    relation: t.field({ type: LinkRelationEnum, description: 'Link or dependency.', resolve: (l) => l.relation }),
+    target: t.field({ type: ContentLinkTargetRef, description: 'What the link points to.', resolve: (l) => l }),
     locations: t.field({
       type: [RevisionPageRef],
       description: 'Pages of the revision that link to the target, in tree order.',
@@ -385,10 +424,11 @@ export const RevisionRef = builder.prismaNode('Revision', {
     spaceId: t.exposeString('spaceId'),
     space: t.relation('space'),
     changeRequestId: t.exposeString('changeRequestId', { nullable: true, description: 'Set on revisions written inside a change request.' }),
-    variables: t.field({ type: 'JSON', resolve: (r) => r.variables ?? {} }),
-    reusableContents: t.field({ type: 'JSON', resolve: (r) => r.reusableContents ?? [] }),
+    variables: t.field({ type: 'JSON', description: 'Space variables at this revision, an object of name → value (`{}` when none).', resolve: (r) => r.variables ?? {} }),
+    reusableContents: t.field({ type: 'JSON', description: 'Reusable content blocks at this revision, a list (`[]` when none).', resolve: (r) => r.reusableContents ?? [] }),
     urls: t.field({
       type: RevisionUrls,
+      description: 'App and published addresses.',
       resolve: async (r, _a, ctx) => {
         const space = await loadSpaceById(ctx, r.spaceId);
         return {
@@ -411,13 +451,15 @@ export const RevisionRef = builder.prismaNode('Revision', {
     page: t.field({
       type: RevisionPageRef,
       nullable: true,
-      args: { id: t.arg.string({ required: true }) },
+      description: 'A page by id; null when not in this revision. REST: GET /v1/spaces/{spaceId}/content/page/{pageId}.',
+      args: { id: t.arg.string({ required: true, description: 'Page id (`page_…`).' }) },
       resolve: async (r, { id }, ctx, info) => (await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) })).byId.get(id) ?? null,
     }),
     pageByPath: t.field({
       type: RevisionPageRef,
       nullable: true,
-      args: { path: t.arg.string({ required: true }) },
+      description: 'A page by path (e.g. `guide/setup`; leading and trailing slashes ignored); null when none.',
+      args: { path: t.arg.string({ required: true, description: 'Slug chain from the root.' }) },
       resolve: async (r, { path }, ctx, info) => {
         const content = await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) });
         const id = content.byPath.get(path.replace(/^\/+|\/+$/g, ''));
@@ -439,7 +481,8 @@ export const RevisionRef = builder.prismaNode('Revision', {
     file: t.field({
       type: FileRef,
       nullable: true,
-      args: { id: t.arg.string({ required: true }) },
+      description: 'A file by id; null when not in this revision. REST: GET /v1/spaces/{spaceId}/content/files/{fileId}.',
+      args: { id: t.arg.string({ required: true, description: 'File id (`file_…`).' }) },
       resolve: (r, { id }, ctx) => (r.fileIds.includes(id) ? loadFileById(ctx, id) : null),
     }),
     links: t.connection(
@@ -455,7 +498,7 @@ export const RevisionRef = builder.prismaNode('Revision', {
       {
         type: RevisionPageRef,
         description: 'Pages of the revision that reference a file (links and images). NOT_FOUND when the file is not in the revision.',
-        args: { fileId: t.arg.string({ required: true }) },
+        args: { fileId: t.arg.string({ required: true, description: 'File id (`file_…`).' }) },
         resolve: async (r, args, ctx) => {
           if (!r.fileIds.includes(args.fileId)) throw fileNotInRevision(args.fileId);
           const content = await loadRevisionContent(ctx, r, { withMarkdown: true });
@@ -487,8 +530,8 @@ builder.queryField('revision', (t) =>
   t.field({
     type: RevisionRef,
     nullable: true,
-    description: 'A revision of a space you may read (null otherwise).',
-    args: { id: t.arg.id({ required: true }) },
+    description: 'A revision of a space you may read (null otherwise). No REST twin (REST reads content through the space or change request).',
+    args: { id: t.arg.id({ required: true, description: 'Revision id (`rev_…`).' }) },
     resolve: async (_r, { id }, ctx) => {
       ctx.access.requireViewer();
       const rev = await loadRevisionById(ctx, String(id));
@@ -507,7 +550,7 @@ export const ContentChangeOutcomeRef = builder.objectRef<OutcomeShape>('ContentC
   description: 'One affected page of a content-change batch (deduplicated, in the order first touched).',
   fields: (t) => ({
     object: t.string({ description: '`created_page`, `updated_page` or `deleted_page`.', resolve: (o) => o.outcome.object }),
-    pageId: t.string({ resolve: (o) => o.outcome.pageId }),
+    pageId: t.string({ description: 'The page created, updated or deleted.', resolve: (o) => o.outcome.pageId }),
     ref: t.string({ nullable: true, description: 'The batch-local ref of an inserted page.', resolve: (o) => (o.outcome.object === 'created_page' ? (o.outcome.ref ?? null) : null) }),
     location: t.string({
       nullable: true,
@@ -529,11 +572,12 @@ export const ContentChangeOutcomeRef = builder.objectRef<OutcomeShape>('ContentC
 });
 
 const ApplySpaceContentChangesPayload = builder.simpleObject('ApplySpaceContentChangesPayload', {
+  description: 'Result of applySpaceContentChanges.',
   fields: (t) => ({
-    space: t.field({ type: SpaceRef }),
-    revision: t.field({ type: RevisionRef }),
-    changes: t.field({ type: [ContentChangeOutcomeRef] }),
-    insertedFiles: t.field({ type: [FileRef] }),
+    space: t.field({ type: SpaceRef, description: 'The space, now at the new revision.' }),
+    revision: t.field({ type: RevisionRef, description: 'The revision the batch created.' }),
+    changes: t.field({ type: [ContentChangeOutcomeRef], description: 'One outcome per change, in the order sent.' }),
+    insertedFiles: t.field({ type: [FileRef], description: 'Files created by insert_files changes.' }),
   }),
 });
 
@@ -544,9 +588,11 @@ builder.mutationField('applySpaceContentChanges', (t) =>
       'Extension: apply a content-change batch (1–50 of insert_page, update_page, delete_page, revert_page, insert_files) straight to a live space, as one new revision. REST: POST /v1/spaces/{spaceId}/content.',
     args: {
       input: t.arg({
+        description: 'The space and the batch.',
         type: builder.inputType('ApplySpaceContentChangesInput', {
+          description: 'The space and the batch of changes.',
           fields: (f) => ({
-            spaceId: f.id({ required: true }),
+            spaceId: f.id({ required: true, description: 'Space (`space_…`); needs the edit role and an unlocked space.' }),
             changes: f.field({ type: 'JSON', required: true, description: 'The batch, as in POST …/change-requests/{id}/content.' }),
           }),
         }),
@@ -570,9 +616,28 @@ builder.mutationField('applySpaceContentChanges', (t) =>
 
 // ------------------------------------------------------------------ imports
 
-export const ImportJobStateEnum = builder.enumType('ImportJobState', { values: ['pending', 'running', 'complete', 'failed'] as const });
+export const ImportJobStateEnum = builder.enumType('ImportJobState', {
+  description: 'Progress of an import job.',
+  values: {
+    pending: { description: 'Queued, not started.' },
+    running: { description: 'Fetching and converting the content.' },
+    complete: { description: 'Done: the pages were written (see revision).' },
+    failed: { description: 'Gave up (see error); nothing was written.' },
+  } as const,
+});
 export const ImportContentSourceEnum = builder.enumType('ImportContentSource', {
-  values: IMPORT_SOURCES.map((s) => s.replace(/-/g, '_')) as unknown as readonly string[],
+  description: 'What kind of content an import URL serves. REST writes `github_wiki` as `github-wiki`, and so on.',
+  values: {
+    website: { description: 'A website, crawled from the URL.' },
+    docx: { description: 'A Word document.' },
+    markdown: { description: 'A markdown file.' },
+    html: { description: 'An HTML page.' },
+    zip: { description: 'A zip archive of markdown or HTML files.' },
+    confluence: { description: 'A Confluence export.' },
+    github_wiki: { description: 'A GitHub wiki.' },
+    notion: { description: 'A Notion export.' },
+    google_docs: { description: 'A Google Docs document.' },
+  } as const satisfies Record<string, { description: string }>,
 });
 
 export const ImportJobRef = builder.prismaNode('ImportJob', {
@@ -589,12 +654,12 @@ export const ImportJobRef = builder.prismaNode('ImportJob', {
   fields: (t) => ({
     state: t.expose('state', { type: ImportJobStateEnum }),
     url: t.exposeString('url'),
-    source: t.string({ resolve: (j) => j.source }),
+    source: t.string({ description: 'Kind of content imported, as REST writes it (`github-wiki`, `markdown`…).', resolve: (j) => j.source }),
     spaceId: t.exposeString('spaceId'),
     changeRequestId: t.exposeString('changeRequestId', { nullable: true }),
     error: t.exposeString('error', { nullable: true, description: 'Why a failed import failed.' }),
     revisionId: t.exposeString('revisionId', { nullable: true, description: 'The revision the import wrote (when complete).' }),
-    revision: t.field({ type: RevisionRef, nullable: true, resolve: (j, _a, ctx) => (j.revisionId ? loadRevisionById(ctx, j.revisionId) : null) }),
+    revision: t.field({ type: RevisionRef, nullable: true, description: 'The revision the import wrote; null until complete.', resolve: (j, _a, ctx) => (j.revisionId ? loadRevisionById(ctx, j.revisionId) : null) }),
     importedResources: t.exposeInt('importedResources'),
     totalResources: t.exposeInt('totalResources'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -605,8 +670,8 @@ export const ImportJobRef = builder.prismaNode('ImportJob', {
 builder.queryField('importJob', (t) =>
   t.prismaField({
     type: 'ImportJob',
-    description: 'An import job of a space you may edit.',
-    args: { id: t.arg.id({ required: true }) },
+    description: 'An import job of a space you may edit; poll it until `complete` or `failed`. No REST twin.',
+    args: { id: t.arg.id({ required: true, description: 'Import job id (`imp_…`).' }) },
     resolve: async (query, _r, { id }, ctx) => {
       await getImportJob(ctx, String(id));
       return ctx.prisma.importJob.findUniqueOrThrow({ ...query, where: { id: String(id) } });
@@ -615,8 +680,9 @@ builder.queryField('importJob', (t) =>
 );
 
 const ImportSpaceContentPayload = builder.simpleObject('ImportSpaceContentPayload', {
+  description: 'Result of importSpaceContent.',
   fields: (t) => ({
-    importJob: t.field({ type: ImportJobRef }),
+    importJob: t.field({ type: ImportJobRef, description: 'The import job; poll `importJob(id:)` while it is pending or running.' }),
     revision: t.field({ type: RevisionRef, description: 'The revision the import wrote when it finished in time, else the current one.' }),
   }),
 });
@@ -625,15 +691,17 @@ builder.mutationField('importSpaceContent', (t) =>
   t.field({
     type: ImportSpaceContentPayload,
     description:
-      'Import a URL (markdown, zip, html, website, docx…) into a space as new pages, in a background job. With `waitSeconds` (max 20) the call waits for the job; REST waits 20 s.',
+      'Import a URL (markdown, zip, html, website, docx…) into a space as new pages, in a background job. With `waitSeconds` (max 20) the call waits for the job; REST waits 20 s. Needs the edit role. REST: POST /v1/spaces/{spaceId}/content/import.',
     args: {
       input: t.arg({
+        description: 'The space and what to import.',
         type: builder.inputType('ImportSpaceContentInput', {
+          description: 'The space and what to import.',
           fields: (f) => ({
-            spaceId: f.id({ required: true }),
+            spaceId: f.id({ required: true, description: 'Space (`space_…`).' }),
             changeRequestId: f.id({ description: 'Import into this change request instead of the space content.' }),
-            url: f.string({ required: true }),
-            source: f.field({ type: ImportContentSourceEnum, required: true }),
+            url: f.string({ required: true, description: 'Public http(s) URL of the content to import.' }),
+            source: f.field({ type: ImportContentSourceEnum, required: true, description: 'What kind of content the URL serves.' }),
             waitSeconds: f.int({ description: 'Wait up to this many seconds (0–20) for the job to finish.' }),
           }),
         }),

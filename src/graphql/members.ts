@@ -23,14 +23,31 @@ import {
   type MemberKey,
 } from '../domain/members.ts';
 
-export const ListOrderEnum = builder.enumType('MemberListOrder', { values: ['asc', 'desc'] as const });
+export const ListOrderEnum = builder.enumType('MemberListOrder', {
+  description: 'Direction of a listing.',
+  values: {
+    asc: { description: 'Oldest (or lowest) first.' },
+    desc: { description: 'Newest (or highest) first.' },
+  } as const,
+});
 const MemberRoleFilterEnum = builder.enumType('MemberRoleFilter', {
   description: 'A role, or `guest` for members without one.',
-  values: [...ROLES, 'guest'] as const,
+  values: {
+    read: { description: 'Members with the read role.' },
+    comment: { description: 'Members with the comment role.' },
+    edit: { description: 'Members with the edit role.' },
+    review: { description: 'Members with the review role.' },
+    create: { description: 'Members with the create role.' },
+    admin: { description: 'Organization admins.' },
+    guest: { description: 'Guests: members without an organization role, who see only what is shared with them.' },
+  } as const satisfies Record<(typeof ROLES)[number] | 'guest', { description: string }>,
 });
 const MemberSortEnum = builder.enumType('MemberSort', {
   description: '`lastSeenAt` lists only members who have been seen.',
-  values: ['joinedAt', 'lastSeenAt'] as const,
+  values: {
+    joinedAt: { description: 'By the time the member joined the organization.' },
+    lastSeenAt: { description: 'By the time the member was last active (pingOrganization); never-seen members are left out.' },
+  } as const,
 });
 
 const parseKey = (k: string): MemberKey => {
@@ -43,6 +60,7 @@ const counter = (ctx: Context, name: string, count: typeof countMemberSpaces) =>
   loader<string, number>(ctx, `member.${name}`, (keys) => count(ctx.prisma, keys.map(parseKey))).load(memberKey(m));
 
 const MemberPermissions = builder.simpleObject('MemberPermissions', {
+  description: 'What you may do with a member.',
   fields: (t) => ({
     view: t.boolean({ description: 'You can see this member.' }),
     admin: t.boolean({ description: "You can change this member's role and SSO, or remove them." }),
@@ -80,6 +98,7 @@ export const MemberRef = builder.prismaNode('Member', {
     }),
     permissions: t.field({
       type: MemberPermissions,
+      description: 'What you may do with this member.',
       resolve: async (m, _a, ctx) => {
         const p = await ctx.access.organizationPermissions(m.organizationId);
         return { view: p.listMembers || m.userId === ctx.viewer?.user.id, admin: p.admin };
@@ -89,10 +108,10 @@ export const MemberRef = builder.prismaNode('Member', {
 });
 
 const memberListArgs = (t: any) => ({
-  order: t.arg({ type: ListOrderEnum, description: 'Default desc.' }),
-  role: t.arg({ type: MemberRoleFilterEnum }),
+  order: t.arg({ type: ListOrderEnum, description: 'Direction of `sort`; default desc (newest first).' }),
+  role: t.arg({ type: MemberRoleFilterEnum, description: 'Only members with this role (`guest`: without a role).' }),
   search: t.arg.string({ description: 'Case-insensitive, in display name and e-mail.' }),
-  sort: t.arg({ type: MemberSortEnum, description: 'Default joinedAt.' }),
+  sort: t.arg({ type: MemberSortEnum, description: 'What to order by; default joinedAt.' }),
 });
 /** The listing filters among GraphQL args (null = absent); the domain validates them. */
 const filtersOf = (args: object) => {
@@ -103,7 +122,7 @@ const filtersOf = (args: object) => {
 builder.prismaObjectField('Organization', 'members', (t) =>
   keysetRelation(t, 'members', {
     list: 'Organization.members',
-    description: 'Members, for callers who may list them (permissions.listMembers); empty for others.',
+    description: 'Members, for callers who may list them (permissions.listMembers); empty for others. REST: GET /v1/orgs/{organizationId}/members.',
     args: memberListArgs(t),
     // Folded into the organization query (no statement per organization), so access is a filter
     // here; the top-level `members` query answers FORBIDDEN instead.
@@ -122,8 +141,8 @@ builder.queryFields((t) => ({
   members: keysetConnection(t, {
     type: 'Member',
     list: 'members',
-    description: 'Members of an organization (FORBIDDEN for guests).',
-    args: { organizationId: t.arg.id({ required: true }), ...memberListArgs(t) },
+    description: 'Members of an organization (FORBIDDEN for guests). REST: GET /v1/orgs/{organizationId}/members.',
+    args: { organizationId: t.arg.id({ required: true, description: 'Organization (`org_…`).' }), ...memberListArgs(t) },
     resolve: async (page, _r, args, ctx) => {
       await requireListMembers(ctx, String(args.organizationId));
       const { where, orderBy } = memberListQuery(filtersOf(args));
@@ -138,8 +157,11 @@ builder.queryFields((t) => ({
   }),
   member: t.prismaField({
     type: 'Member',
-    description: 'A member of an organization, by user id.',
-    args: { organizationId: t.arg.id({ required: true }), userId: t.arg.id({ required: true }) },
+    description: 'A member of an organization, by user id (guests may read only themselves). REST: GET /v1/orgs/{organizationId}/members/{userId}.',
+    args: {
+      organizationId: t.arg.id({ required: true, description: 'Organization (`org_…`).' }),
+      userId: t.arg.id({ required: true, description: 'The member’s user id (`user_…`), not the `mem_…` id.' }),
+    },
     resolve: async (query, _r, args, ctx) => {
       const m = await getMember(ctx, String(args.organizationId), String(args.userId));
       return ctx.prisma.member.findUniqueOrThrow({ ...query, where: { id: m.id } });
@@ -155,8 +177,8 @@ const MemberSpacePermissionRef = builder.prismaObject('Space', {
   variant: 'MemberSpacePermission',
   description: "A space a member can access, with the member's role on it.",
   fields: (t) => ({
-    permission: t.field({ type: RoleEnum, resolve: (s) => (s as SpaceWithPermission).memberPermission! }),
-    space: t.variant('Space'),
+    permission: t.field({ type: RoleEnum, description: 'The member’s effective role on the space (direct, team, collection and organization grants combined).', resolve: (s) => (s as SpaceWithPermission).memberPermission! }),
+    space: t.variant('Space', { description: 'The space.' }),
   }),
 });
 
@@ -170,8 +192,8 @@ builder.prismaObjectField('Member', 'spacePermissions', (t) =>
   keysetConnection(t, {
     type: MemberSpacePermissionRef,
     list: 'Member.spacePermissions',
-    description: "The spaces this member can access and their role on each, by space creation time (org admins and the member). The same rules as the caller's own access.",
-    args: { order: t.arg({ type: ListOrderEnum, description: 'Default desc.' }) },
+    description: "The spaces this member can access and their role on each, by space creation time (org admins and the member). The same rules as the caller's own access. REST: GET /v1/orgs/{organizationId}/members/{userId}/spaces.",
+    args: { order: t.arg({ type: ListOrderEnum, description: 'By space creation time; default desc (newest first).' }) },
     resolve: async (page, m, args, ctx) => {
       const roles = await spaceRolesOf(ctx, m);
       const order = args.order ?? 'desc';
@@ -189,31 +211,43 @@ builder.prismaObjectField('Member', 'spacePermissions', (t) =>
 
 // ------------------------------------------------------------------ mutations
 
-const MemberPayload = builder.simpleObject('MemberPayload', { fields: (t) => ({ member: t.field({ type: MemberRef }) }) });
+const MemberPayload = builder.simpleObject('MemberPayload', {
+  description: 'Result of a member mutation.',
+  fields: (t) => ({ member: t.field({ type: MemberRef, description: 'The member after the change.' }) }),
+});
 
 const MemberTargetInput = (name: string) =>
-  builder.inputType(name, { fields: (f) => ({ organizationId: f.id({ required: true }), userId: f.id({ required: true }) }) });
+  builder.inputType(name, {
+    description: 'Names one member of an organization.',
+    fields: (f) => ({
+      organizationId: f.id({ required: true, description: 'Organization (`org_…`).' }),
+      userId: f.id({ required: true, description: 'The member’s user id (`user_…`).' }),
+    }),
+  });
 
 const UpdateMemberInput = builder.inputType('UpdateMemberInput', {
+  description: 'The member and their new role.',
   fields: (f) => ({
-    organizationId: f.id({ required: true }),
-    userId: f.id({ required: true }),
+    organizationId: f.id({ required: true, description: 'Organization (`org_…`).' }),
+    userId: f.id({ required: true, description: 'The member’s user id (`user_…`).' }),
     role: f.field({ type: RoleEnum, description: 'null makes the member a guest; omitted keeps the role.' }),
   }),
 });
 
 const AddMemberInput = builder.inputType('AddMemberInput', {
+  description: 'The person to add.',
   fields: (f) => ({
-    organizationId: f.id({ required: true }),
-    email: f.string({ required: true }),
+    organizationId: f.id({ required: true, description: 'Organization (`org_…`).' }),
+    email: f.string({ required: true, description: 'Their e-mail address; an existing user with it is reused.' }),
     displayName: f.string({ description: 'For a new user; default: the part of the e-mail before @.' }),
     role: f.field({ type: RoleEnum, description: "null adds a guest; omitted uses the organization's defaultRole." }),
   }),
 });
 
 const PingOrganizationPayload = builder.simpleObject('PingOrganizationPayload', {
+  description: 'Result of pingOrganization.',
   fields: (t) => ({
-    member: t.field({ type: MemberRef }),
+    member: t.field({ type: MemberRef, description: 'Your membership, with lastSeenAt set to now.' }),
     serviceVisitorClaims: t.string({ description: 'A signed JWT (HS256, one hour) of claims about you to attach to visitor sessions.' }),
   }),
 });
@@ -221,8 +255,8 @@ const PingOrganizationPayload = builder.simpleObject('PingOrganizationPayload', 
 builder.mutationFields((t) => ({
   updateMember: t.field({
     type: MemberPayload,
-    description: "Change a member's role (org admins). The last admin cannot be demoted (CONFLICT).",
-    args: { input: t.arg({ type: UpdateMemberInput, required: true }) },
+    description: "Change a member's role (org admins). The last admin cannot be demoted (CONFLICT). REST: PATCH /v1/orgs/{organizationId}/members/{userId}.",
+    args: { input: t.arg({ type: UpdateMemberInput, required: true, description: 'The member and their new role.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, userId, ...fields } = input;
       return { member: await updateMember(ctx, String(organizationId), String(userId), dropUndefined(fields)) };
@@ -230,8 +264,8 @@ builder.mutationFields((t) => ({
   }),
   removeMember: t.field({
     type: DeletePayload,
-    description: 'Remove a member with their team memberships and grants (org admins). The last admin cannot be removed (CONFLICT).',
-    args: { input: t.arg({ type: MemberTargetInput('RemoveMemberInput'), required: true }) },
+    description: 'Remove a member with their team memberships and grants (org admins). The last admin cannot be removed (CONFLICT). Idempotent (deleted: false when not a member). REST: DELETE /v1/orgs/{organizationId}/members/{userId}.',
+    args: { input: t.arg({ type: MemberTargetInput('RemoveMemberInput'), required: true, description: 'The member to remove.' }) },
     resolve: async (_r, { input }, ctx) => ({
       deleted: await removeMember(ctx, String(input.organizationId), String(input.userId)),
       deletedId: String(input.userId),
@@ -239,25 +273,29 @@ builder.mutationFields((t) => ({
   }),
   setMemberSso: t.field({
     type: MemberPayload,
-    description: 'Mark a member as an SSO member (org admins).',
-    args: { input: t.arg({ type: MemberTargetInput('SetMemberSsoInput'), required: true }) },
+    description: 'Mark a member as an SSO member: they must then sign in through the organization’s SAML provider (org admins). REST: POST /v1/orgs/{organizationId}/members/{userId}/sso.',
+    args: { input: t.arg({ type: MemberTargetInput('SetMemberSsoInput'), required: true, description: 'The member to mark.' }) },
     resolve: async (_r, { input }, ctx) => ({ member: await setMemberSso(ctx, String(input.organizationId), String(input.userId)) }),
   }),
   pingOrganization: t.field({
     type: PingOrganizationPayload,
-    description: 'Record that you are active in the organization now.',
+    description: 'Record that you are active in the organization now (sets your lastSeenAt). Any member. REST: POST /v1/orgs/{organizationId}/ping.',
     args: {
       input: t.arg({
-        type: builder.inputType('PingOrganizationInput', { fields: (f) => ({ organizationId: f.id({ required: true }) }) }),
+        type: builder.inputType('PingOrganizationInput', {
+          description: 'The organization you are active in.',
+          fields: (f) => ({ organizationId: f.id({ required: true, description: 'Organization (`org_…`).' }) }),
+        }),
         required: true,
+        description: 'The organization you are active in.',
       }),
     },
     resolve: (_r, { input }, ctx) => pingOrganization(ctx, String(input.organizationId)),
   }),
   addMember: t.field({
     type: MemberPayload,
-    description: 'Add a person to the organization by e-mail, creating their user when needed (org admins).',
-    args: { input: t.arg({ type: AddMemberInput, required: true }) },
+    description: 'Add a person to the organization by e-mail, creating their user when needed (org admins). No REST twin.',
+    args: { input: t.arg({ type: AddMemberInput, required: true, description: 'The person to add and their role.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, ...fields } = input;
       return { member: await addMember(ctx, String(organizationId), dropUndefined(fields)) };

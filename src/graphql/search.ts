@@ -5,16 +5,19 @@ import { Keyset, decodeCursor, encodeCursor } from './cursors.ts';
 import { badRequest } from '../lib/errors.ts';
 import { searchOrganization, searchSpace, type SearchConnection, type SearchPage, type SearchSpace } from '../domain/search.ts';
 
-const SearchUrls = builder.simpleObject('SearchResultUrls', { fields: (t) => ({ app: t.string() }) });
+const SearchUrls = builder.simpleObject('SearchResultUrls', {
+  description: 'Addresses of a search result.',
+  fields: (t) => ({ app: t.string({ description: 'The result in the web app.' }) }),
+});
 
 const SearchSectionResult = builder.simpleObject('SearchSectionResult', {
   description: 'A section of a page (split at headings) that matches the query.',
   fields: (t) => ({
-    id: t.string(),
-    title: t.string(),
+    id: t.string({ description: 'Section id: `{pageId}#{anchor}`, or the page id for text before the first heading.' }),
+    title: t.string({ description: 'The section heading (the page title for text before the first heading).' }),
     path: t.string({ description: 'Page path plus the section anchor.' }),
     body: t.string({ description: 'An excerpt of the section text.' }),
-    urls: t.field({ type: SearchUrls }),
+    urls: t.field({ type: SearchUrls, description: 'Where to open the section.' }),
   }),
 });
 
@@ -22,10 +25,10 @@ const SearchPageResult = builder.simpleObject('SearchPageResult', {
   description: 'A page that matches the query, with its matching sections.',
   fields: (t) => ({
     id: t.string({ description: 'The page id.' }),
-    title: t.string(),
-    path: t.string(),
-    sections: t.field({ type: [SearchSectionResult] }),
-    urls: t.field({ type: SearchUrls }),
+    title: t.string({ description: 'The page title.' }),
+    path: t.string({ description: 'The page path in its space, e.g. `guides/install`.' }),
+    sections: t.field({ type: [SearchSectionResult], description: 'Matching sections of the page, best first.' }),
+    urls: t.field({ type: SearchUrls, description: 'Where to open the page.' }),
   }),
 });
 
@@ -33,8 +36,8 @@ const SearchSpaceResult = builder.simpleObject('SearchSpaceResult', {
   description: 'A space with matching pages.',
   fields: (t) => ({
     id: t.string({ description: 'The space id.' }),
-    title: t.string(),
-    pages: t.field({ type: [SearchPageResult] }),
+    title: t.string({ description: 'The space title.' }),
+    pages: t.field({ type: [SearchPageResult], description: 'Matching pages of the space, best first.' }),
   }),
 });
 
@@ -72,7 +75,7 @@ const totalCountConnection = (name: string) => ({
 builder.prismaObjectField('Space', 'search', (t) =>
   t.connection({
     type: SearchPageResult,
-    description: 'Pages of the current revision matching `query` (web search syntax), best first.',
+    description: 'Pages of the current revision matching `query` (web search syntax), best first. Pages forwards only (first/after). REST: GET /v1/spaces/{spaceId}/search.',
     args: { query: t.arg.string({ required: true, description: 'At most 512 characters.' }) },
     select: { id: true },
     resolve: async (space, args, ctx) => toConnection<SearchPage>('Space.search', await searchSpace(ctx, space.id, args.query, domainArgs('Space.search', args))) as never,
@@ -82,7 +85,7 @@ builder.prismaObjectField('Space', 'search', (t) =>
 builder.prismaObjectField('Organization', 'search', (t) =>
   t.connection({
     type: SearchSpaceResult,
-    description: 'Spaces you may read with pages matching `query`, best first.',
+    description: 'Spaces you may read with pages matching `query`, best first. Pages forwards only (first/after). REST: GET /v1/orgs/{organizationId}/search.',
     args: { query: t.arg.string({ required: true, description: 'At most 512 characters.' }) },
     select: { id: true },
     resolve: async (org, args, ctx) => toConnection<SearchSpace>('Organization.search', await searchOrganization(ctx, org.id, args.query, domainArgs('Organization.search', args))) as never,

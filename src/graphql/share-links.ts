@@ -10,6 +10,7 @@ import { createShareLink, deleteShareLink, updateShareLink } from '../domain/sha
 import { atLeast } from '../auth/roles.ts';
 
 const ShareLinkUrls = builder.simpleObject('ShareLinkUrls', {
+  description: 'Addresses of a share link.',
   fields: (t) => ({ published: t.string({ description: 'The published site with this link\'s key.' }) }),
 });
 
@@ -39,6 +40,7 @@ export const ShareLinkRef = builder.prismaNode('ShareLink', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     urls: t.field({
       type: ShareLinkUrls,
+      description: 'Where the link opens the published site.',
       select: { site: { select: { id: true, hostname: true, basename: true, proxy: true } } },
       resolve: (l, _a, ctx) => ({ published: `${publishedBaseUrl(ctx.config.publicUrl, l.site)}?share=${encodeURIComponent(l.key)}` }),
     }),
@@ -49,7 +51,7 @@ builder.prismaObjectField(SiteRef, 'shareLinks', (t) =>
   keysetConnection(t, {
     type: ShareLinkRef,
     list: 'Site.shareLinks',
-    description: 'Share links of the site, oldest first (organization admins only).',
+    description: 'Share links of the site, oldest first (organization admins only; FORBIDDEN for other members). REST: GET /v1/orgs/{organizationId}/sites/{siteId}/share-links.',
     resolve: async (page, site, _a, ctx) => {
       await assertSiteMember(ctx, site, undefined, 'admin');
       return ctx.prisma.shareLink.findMany(page.prisma({ where: { siteId: site.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) as never);
@@ -61,35 +63,49 @@ builder.prismaObjectField(SiteRef, 'shareLinks', (t) =>
   }),
 );
 
-const ShareLinkPayload = builder.simpleObject('ShareLinkPayload', { fields: (t) => ({ shareLink: t.field({ type: ShareLinkRef }) }) });
+const ShareLinkPayload = builder.simpleObject('ShareLinkPayload', {
+  description: 'Result of a share-link mutation.',
+  fields: (t) => ({ shareLink: t.field({ type: ShareLinkRef, description: 'The share link after the change.' }) }),
+});
 
 const CreateSiteShareLinkInput = builder.inputType('CreateSiteShareLinkInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), name: t.string({ required: true, description: 'At most 50 characters.' }) }),
+  description: 'The share link to create.',
+  fields: (t) => ({
+    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }),
+    siteId: t.id({ required: true, description: 'Site to share (`site_…`); its visibility should be `share_link`.' }),
+    name: t.string({ required: true, description: 'A label for the link, at most 50 characters.' }),
+  }),
 });
 const UpdateSiteShareLinkInput = builder.inputType('UpdateSiteShareLinkInput', {
   description: 'At least one of `active`, `name`.',
   fields: (t) => ({
-    organizationId: t.id({ required: true }),
-    siteId: t.id({ required: true }),
-    shareLinkId: t.id({ required: true }),
-    active: t.boolean(),
-    name: t.string(),
+    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }),
+    siteId: t.id({ required: true, description: 'Site of the link (`site_…`).' }),
+    shareLinkId: t.id({ required: true, description: 'Share link to update (`shl_…`).' }),
+    active: t.boolean({ description: 'false deactivates the link (it stops opening the site at once); true reactivates it.' }),
+    name: t.string({ description: 'New label, at most 50 characters.' }),
   }),
 });
 const SiteShareLinkKeyInput = builder.inputType('SiteShareLinkKeyInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), shareLinkId: t.id({ required: true }) }),
+  description: 'Names one share link of a site.',
+  fields: (t) => ({
+    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }),
+    siteId: t.id({ required: true, description: 'Site of the link (`site_…`).' }),
+    shareLinkId: t.id({ required: true, description: 'The share link (`shl_…`).' }),
+  }),
 });
 
 builder.mutationFields((t) => ({
   createSiteShareLink: t.field({
     type: ShareLinkPayload,
-    description: 'REST: POST …/sites/{siteId}/share-links (201). The key is 256 random bits.',
-    args: { input: t.arg({ type: CreateSiteShareLinkInput, required: true }) },
+    description: 'Create an active share link for a site; its key is 256 random bits. Organization admins only. REST: POST /v1/orgs/{organizationId}/sites/{siteId}/share-links (201).',
+    args: { input: t.arg({ type: CreateSiteShareLinkInput, required: true, description: 'The site and the link’s name.' }) },
     resolve: async (_r, { input }, ctx) => ({ shareLink: await createShareLink(ctx, String(input.organizationId), String(input.siteId), { name: input.name }) }),
   }),
   updateSiteShareLink: t.field({
     type: ShareLinkPayload,
-    args: { input: t.arg({ type: UpdateSiteShareLinkInput, required: true }) },
+    description: 'Rename, deactivate or reactivate a share link. Organization admins only. REST: PATCH /v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}.',
+    args: { input: t.arg({ type: UpdateSiteShareLinkInput, required: true, description: 'The link and what to change.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, shareLinkId, ...rest } = input;
       return { shareLink: await updateShareLink(ctx, String(organizationId), String(siteId), String(shareLinkId), dropUndefined(rest)) };
@@ -97,7 +113,8 @@ builder.mutationFields((t) => ({
   }),
   deleteSiteShareLink: t.field({
     type: DeletePayload,
-    args: { input: t.arg({ type: SiteShareLinkKeyInput, required: true }) },
+    description: 'Delete a share link; it stops working at once. Idempotent (deleted: false when already gone). Organization admins only. REST: DELETE /v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}.',
+    args: { input: t.arg({ type: SiteShareLinkKeyInput, required: true, description: 'The share link to delete.' }) },
     resolve: async (_r, { input }, ctx) => ({
       deleted: await deleteShareLink(ctx, String(input.organizationId), String(input.siteId), String(input.shareLinkId)),
       deletedId: String(input.shareLinkId),

@@ -651,88 +651,97 @@ const SortSiteStructurePayload = builder.simpleObject('SortSiteStructurePayload'
 const ids = (input: { organizationId: string | number; siteId: string | number }) => ({ org: String(input.organizationId), site: String(input.siteId) });
 
 const CreateSiteInput = builder.inputType('CreateSiteInput', {
+  description: 'The site to create.',
   fields: (t) => ({
-    organizationId: t.id({ required: true }),
+    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }),
     type: t.field({ type: SiteTypeEnum, description: 'Default basic.' }),
     title: t.string({ description: '2 to 128 characters; default "Untitled site".' }),
-    visibility: t.field({ type: SiteVisibilityEnum }),
+    visibility: t.field({ type: SiteVisibilityEnum, description: 'Who may read it once published.' }),
     spaceIds: t.idList({ description: 'Spaces to show at the root level, in order (REST `spaces: [ids]`).' }),
     newSpace: t.field({ type: NewSiteContentEnum, description: 'Create a new space for the site instead (REST `spaces: "sample" | "empty"`).' }),
   }),
 });
 
-const SiteAdaptiveContentInput = builder.inputType('SiteAdaptiveContentInput', { fields: (t) => ({ enabled: t.boolean({ required: true }) }) });
+const SiteAdaptiveContentInput = builder.inputType('SiteAdaptiveContentInput', { description: 'Adaptive content settings.', fields: (t) => ({ enabled: t.boolean({ required: true, description: 'Whether pages may vary with visitor claims.' }) }) });
 const UpdateSiteInput = builder.inputType('UpdateSiteInput', {
   description: 'Omitted fields are kept. `published` is read-only (publishSite / unpublishSite).',
   fields: (t) => ({
-    organizationId: t.id({ required: true }), siteId: t.id({ required: true }),
-    title: t.string(),
-    visibility: t.field({ type: SiteVisibilityEnum }),
-    basename: t.string(),
-    adaptiveContent: t.field({ type: SiteAdaptiveContentInput }),
-    agentsContext: t.field({ type: SiteAgentsContextEnum }),
+    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }),
+    title: t.string({ description: '2 to 128 characters.' }),
+    visibility: t.field({ type: SiteVisibilityEnum, description: 'Who may read the published site.' }),
+    basename: t.string({ description: 'Path segment of the site under the organization’s address.' }),
+    adaptiveContent: t.field({ type: SiteAdaptiveContentInput, description: 'Adaptive content on or off.' }),
+    agentsContext: t.field({ type: SiteAgentsContextEnum, description: 'What AI agents may read of the site.' }),
     defaultSiteSpace: t.id({ description: 'Default root-level site space; with sections, the default of the default section.' }),
-    defaultSiteSection: t.id(),
+    defaultSiteSection: t.id({ description: 'Section shown first (`sitesc_…`).' }),
     proxy: t.string({ description: 'Host and path (e.g. `example.com/docs`); null removes the proxy.' }),
   }),
 });
-const SiteKeyInput = builder.inputType('SiteKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }) }) });
+const SiteKeyInput = builder.inputType('SiteKeyInput', { description: 'Names one site.', fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }) }) });
 
 const ItemPointerInput = builder.inputType('SiteStructureItemPointerInput', {
-  fields: (t) => ({ type: t.field({ type: SiteStructureItemTypeEnum, required: true }), id: t.id({ required: true }) }),
+  description: 'Names one item of a site’s structure.',
+  fields: (t) => ({ type: t.field({ type: SiteStructureItemTypeEnum, required: true, description: 'Kind of item.' }), id: t.id({ required: true, description: 'Its id.' }) }),
 });
 const MovePositionInput = builder.inputType('SiteStructureMovePositionInput', {
   description: 'Either `before` or `after` an item that can sit beside the moved one; empty: the end of its container.',
-  fields: (t) => ({ before: t.field({ type: ItemPointerInput }), after: t.field({ type: ItemPointerInput }) }),
+  fields: (t) => ({ before: t.field({ type: ItemPointerInput, description: 'Put it just before this item.' }), after: t.field({ type: ItemPointerInput, description: 'Put it just after this item.' }) }),
 });
 const pointerOut = (p: { type: string; id: string | number } | null | undefined) => (p ? { type: restEnum(p.type)!, id: String(p.id) } : undefined);
 const positionOut = (p: { before?: any; after?: any } | null | undefined) =>
   p ? dropUndefined({ before: pointerOut(p.before), after: pointerOut(p.after) }) : undefined;
 
 const AddSectionToSiteInput = builder.inputType('AddSectionToSiteInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), spaceId: t.id({ required: true }), title: t.string(), icon: t.string() }),
+  description: 'The site, the space the section shows, and its settings.',
+  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), spaceId: t.id({ required: true, description: 'Space to show (`space_…`), of the same organization.' }), title: t.string({ description: 'Title shown in the navigation; default: the space title.' }), icon: t.string({ description: 'Icon name or URL.' }) }),
 });
 const UpdateSiteSectionInput = builder.inputType('UpdateSiteSectionInput', {
   description: 'Omitted fields are kept; null removes `condition`, `icon`, `description`.',
   fields: (t) => ({
-    organizationId: t.id({ required: true }), siteId: t.id({ required: true }),
-    sectionId: t.id({ required: true }),
-    title: t.string(),
-    path: t.string(),
-    defaultSiteSpace: t.id(),
-    condition: t.string(),
-    icon: t.string(),
-    description: t.string(),
+    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }),
+    sectionId: t.id({ required: true, description: 'The section (`sitesc_…`).' }),
+    title: t.string({ description: 'New title.' }),
+    path: t.string({ description: 'URL path segment of the section.' }),
+    defaultSiteSpace: t.id({ description: 'Site space shown first in the section (`sitesp_…`).' }),
+    condition: t.string({ description: 'Adaptive-content expression deciding who sees it.' }),
+    icon: t.string({ description: 'Icon name or URL.' }),
+    description: t.string({ description: 'Short text shown with the section.' }),
   }),
 });
-const SiteSectionKeyInput = builder.inputType('SiteSectionKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), sectionId: t.id({ required: true }) }) });
+const SiteSectionKeyInput = builder.inputType('SiteSectionKeyInput', { description: 'Names one section of a site.', fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), sectionId: t.id({ required: true, description: 'The section (`sitesc_…`).' }) }) });
 const MoveSiteItemInput = builder.inputType('MoveSiteStructureItemInput', {
   description: 'The deprecated moves: `id` is the moved item (of the mutation\'s type).',
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), id: t.id({ required: true }), position: t.field({ type: MovePositionInput }) }),
+  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), id: t.id({ required: true, description: 'The item to move.' }), position: t.field({ type: MovePositionInput, description: 'Where to put it; omitted: the end of its container.' }) }),
 });
 const AddSectionGroupToSiteInput = builder.inputType('AddSectionGroupToSiteInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), title: t.string({ required: true }), icon: t.string(), sections: t.idList() }),
+  description: 'The site and the group to add.',
+  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), title: t.string({ required: true, description: 'Title of the group.' }), icon: t.string({ description: 'Icon name or URL.' }), sections: t.idList({ description: 'Existing sections to move into the group, in order.' }) }),
 });
 const UpdateSiteSectionGroupInput = builder.inputType('UpdateSiteSectionGroupInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), groupId: t.id({ required: true }), title: t.string(), icon: t.string() }),
+  description: 'The group and what to change; omitted fields are kept.',
+  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), groupId: t.id({ required: true, description: 'The section group (`sitesg_…`).' }), title: t.string({ description: 'New title.' }), icon: t.string({ description: 'Icon name or URL; null removes it.' }) }),
 });
-const SiteSectionGroupKeyInput = builder.inputType('SiteSectionGroupKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), groupId: t.id({ required: true }) }) });
+const SiteSectionGroupKeyInput = builder.inputType('SiteSectionGroupKeyInput', { description: 'Names one section group of a site.', fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), groupId: t.id({ required: true, description: 'The section group (`sitesg_…`).' }) }) });
 const SectionInGroupInput = builder.inputType('SiteSectionInGroupInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), groupId: t.id({ required: true }), sectionId: t.id({ required: true }) }),
+  description: 'A section and a group of the same site.',
+  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), groupId: t.id({ required: true, description: 'The section group (`sitesg_…`).' }), sectionId: t.id({ required: true, description: 'The section (`sitesc_…`).' }) }),
 });
 const AddSpaceToSiteInput = builder.inputType('AddSpaceToSiteInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), spaceId: t.id({ required: true }), sectionId: t.id({ description: 'Default: the default section, or the root level of a site without sections.' }) }),
+  description: 'The site, the space to show and where.',
+  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), spaceId: t.id({ required: true, description: 'Space to show (`space_…`), of the same organization.' }), sectionId: t.id({ description: 'Default: the default section, or the root level of a site without sections.' }) }),
 });
 const UpdateSiteSpaceInput = builder.inputType('UpdateSiteSpaceInput', {
   description: 'Omitted fields are kept; null removes `condition`.',
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), siteSpaceId: t.id({ required: true }), path: t.string(), condition: t.string(), spaceId: t.id() }),
+  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), siteSpaceId: t.id({ required: true, description: 'The site space (`sitesp_…`).' }), path: t.string({ description: 'URL path segment of the site space.' }), condition: t.string({ description: 'Adaptive-content expression deciding who sees it; null removes it.' }), spaceId: t.id({ description: 'Show another space (`space_…`) in its place.' }) }),
 });
-const SiteSpaceKeyInput = builder.inputType('SiteSpaceKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), siteSpaceId: t.id({ required: true }) }) });
+const SiteSpaceKeyInput = builder.inputType('SiteSpaceKeyInput', { description: 'Names one site space.', fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), siteSpaceId: t.id({ required: true, description: 'The site space (`sitesp_…`).' }) }) });
 const SortSiteStructureInput = builder.inputType('SortSiteStructureInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), item: t.field({ type: ItemPointerInput, required: true }), position: t.field({ type: MovePositionInput, required: true }) }),
+  description: 'The item to move and its anchor.',
+  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), item: t.field({ type: ItemPointerInput, required: true, description: 'The item to move.' }), position: t.field({ type: MovePositionInput, required: true, description: 'The sibling to put it before or after.' }) }),
 });
 const UpdateSiteAdaptiveSchemaInput = builder.inputType('UpdateSiteAdaptiveSchemaInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), jsonSchema: t.field({ type: 'JSON', required: true }) }),
+  description: 'The site and its visitor schema.',
+  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), jsonSchema: t.field({ type: 'JSON', required: true, description: 'A JSON Schema object describing visitor claims (`type: object` with `properties`).' }) }),
 });
 
 async function loadItem(ctx: Context, ref: ItemRef) {
@@ -751,7 +760,7 @@ builder.mutationFields((t) => ({
   createSite: t.field({
     type: SitePayload,
     description: 'REST: POST /v1/orgs/{organizationId}/sites (201). Needs the admin role.',
-    args: { input: t.arg({ type: CreateSiteInput, required: true }) },
+    args: { input: t.arg({ type: CreateSiteInput, required: true, description: 'The site to create.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, spaceIds, newSpace, type, visibility, ...rest } = input;
       const spaces = newSpace ?? spaceIds?.map(String) ?? undefined;
@@ -761,7 +770,8 @@ builder.mutationFields((t) => ({
   }),
   updateSite: t.field({
     type: SitePayload,
-    args: { input: t.arg({ type: UpdateSiteInput, required: true }) },
+    description: 'Change a site’s settings (title, visibility, proxy, defaults…). Organization admins only. REST: PATCH /v1/orgs/{organizationId}/sites/{siteId}.',
+    args: { input: t.arg({ type: UpdateSiteInput, required: true, description: 'The site and what to change.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, visibility, ...rest } = input;
       const k = ids({ organizationId, siteId });
@@ -771,13 +781,14 @@ builder.mutationFields((t) => ({
   }),
   deleteSite: t.field({
     type: DeletePayload,
-    args: { input: t.arg({ type: SiteKeyInput, required: true }) },
+    description: 'Delete a site with its structure and share links (the spaces stay). Organization admins only. Idempotent (deleted: false when already gone). REST: DELETE /v1/orgs/{organizationId}/sites/{siteId}.',
+    args: { input: t.arg({ type: SiteKeyInput, required: true, description: 'The site to delete.' }) },
     resolve: async (_r, { input }, ctx) => ({ deleted: await deleteSite(ctx, String(input.organizationId), String(input.siteId)), deletedId: String(input.siteId) }),
   }),
   publishSite: t.field({
     type: SitePayload,
-    description: 'Make the site reachable by its audience (REST: POST …/sites/{siteId}/publish). BAD_REQUEST when it has no content.',
-    args: { input: t.arg({ type: SiteKeyInput, required: true }) },
+    description: 'Make the site reachable by its audience (REST: POST …/sites/{siteId}/publish). BAD_REQUEST when it has no content. Organization admins only.',
+    args: { input: t.arg({ type: SiteKeyInput, required: true, description: 'The site to publish.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       return done(ctx, k.site, { site: await publishSite(ctx, k.org, k.site) });
@@ -785,7 +796,8 @@ builder.mutationFields((t) => ({
   }),
   unpublishSite: t.field({
     type: SitePayload,
-    args: { input: t.arg({ type: SiteKeyInput, required: true }) },
+    description: 'Take the site offline for its audience (members can still preview it). Organization admins only. REST: POST /v1/orgs/{organizationId}/sites/{siteId}/unpublish.',
+    args: { input: t.arg({ type: SiteKeyInput, required: true, description: 'The site to unpublish.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       return done(ctx, k.site, { site: await unpublishSite(ctx, k.org, k.site) });
@@ -793,8 +805,8 @@ builder.mutationFields((t) => ({
   }),
   updateSiteAdaptiveSchema: t.field({
     type: SiteAdaptiveSchemaPayload,
-    description: 'Set the visitor schema (REST: PUT …/adaptive-schema). BAD_REQUEST with the reason for a schema of another shape.',
-    args: { input: t.arg({ type: UpdateSiteAdaptiveSchemaInput, required: true }) },
+    description: 'Set the visitor schema (REST: PUT …/adaptive-schema). BAD_REQUEST with the reason for a schema of another shape. Organization admins only.',
+    args: { input: t.arg({ type: UpdateSiteAdaptiveSchemaInput, required: true, description: 'The site and its visitor schema.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       return { adaptiveSchema: await putAdaptiveSchema(ctx, k.org, k.site, { jsonSchema: input.jsonSchema }) };
@@ -803,8 +815,8 @@ builder.mutationFields((t) => ({
 
   addSectionToSite: t.field({
     type: SiteSectionPayload,
-    description: 'Add a section showing a space (the section and its first site space).',
-    args: { input: t.arg({ type: AddSectionToSiteInput, required: true }) },
+    description: 'Add a section showing a space (the section and its first site space). Organization admins only. REST: POST /v1/orgs/{organizationId}/sites/{siteId}/sections (201).',
+    args: { input: t.arg({ type: AddSectionToSiteInput, required: true, description: 'The site, the space and the section’s settings.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, ...rest } = input;
       const k = ids({ organizationId, siteId });
@@ -813,7 +825,8 @@ builder.mutationFields((t) => ({
   }),
   updateSiteSection: t.field({
     type: SiteSectionPayload,
-    args: { input: t.arg({ type: UpdateSiteSectionInput, required: true }) },
+    description: 'Change a section’s title, path, icon, description, condition or default site space. Organization admins only. REST: PATCH /v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}.',
+    args: { input: t.arg({ type: UpdateSiteSectionInput, required: true, description: 'The section and what to change.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, sectionId, ...rest } = input;
       const k = ids({ organizationId, siteId });
@@ -822,7 +835,8 @@ builder.mutationFields((t) => ({
   }),
   deleteSiteSection: t.field({
     type: DeletePayload,
-    args: { input: t.arg({ type: SiteSectionKeyInput, required: true }) },
+    description: 'Remove a section and its site spaces from the site (the spaces stay). Organization admins only. Idempotent (deleted: false when already gone). REST: DELETE /v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}.',
+    args: { input: t.arg({ type: SiteSectionKeyInput, required: true, description: 'The section to remove.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       return { deleted: await deleteSiteSection(ctx, k.org, k.site, String(input.sectionId)), deletedId: String(input.sectionId) };
@@ -831,8 +845,8 @@ builder.mutationFields((t) => ({
   moveSiteSection: t.field({
     type: SiteSectionPayload,
     deprecationReason: 'Use sortSiteStructure.',
-    description: 'Anchors must be sections (`type: site_section`).',
-    args: { input: t.arg({ type: MoveSiteItemInput, required: true }) },
+    description: 'Anchors must be sections (`type: site_section`). Organization admins only. REST: POST /v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}/move.',
+    args: { input: t.arg({ type: MoveSiteItemInput, required: true, description: 'The section and where to put it.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       const position = positionOut(input.position);
@@ -844,7 +858,8 @@ builder.mutationFields((t) => ({
 
   addSectionGroupToSite: t.field({
     type: SiteSectionGroupPayload,
-    args: { input: t.arg({ type: AddSectionGroupToSiteInput, required: true }) },
+    description: 'Add a group of sections to the site, with its first sections. Organization admins only. REST: POST /v1/orgs/{organizationId}/sites/{siteId}/section-groups (201).',
+    args: { input: t.arg({ type: AddSectionGroupToSiteInput, required: true, description: 'The site and the group.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, sections, ...rest } = input;
       const k = ids({ organizationId, siteId });
@@ -853,7 +868,8 @@ builder.mutationFields((t) => ({
   }),
   updateSiteSectionGroup: t.field({
     type: SiteSectionGroupPayload,
-    args: { input: t.arg({ type: UpdateSiteSectionGroupInput, required: true }) },
+    description: 'Change a section group’s title or icon. Organization admins only. REST: PATCH /v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}.',
+    args: { input: t.arg({ type: UpdateSiteSectionGroupInput, required: true, description: 'The group and what to change.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, groupId, ...rest } = input;
       const k = ids({ organizationId, siteId });
@@ -862,8 +878,8 @@ builder.mutationFields((t) => ({
   }),
   deleteSiteSectionGroup: t.field({
     type: DeletePayload,
-    description: 'Its sections return to the top level, in its place.',
-    args: { input: t.arg({ type: SiteSectionGroupKeyInput, required: true }) },
+    description: 'Its sections return to the top level, in its place. Organization admins only. Idempotent. REST: DELETE /v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}.',
+    args: { input: t.arg({ type: SiteSectionGroupKeyInput, required: true, description: 'The group to delete.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       return { deleted: await deleteSiteSectionGroup(ctx, k.org, k.site, String(input.groupId)), deletedId: String(input.groupId) };
@@ -871,7 +887,8 @@ builder.mutationFields((t) => ({
   }),
   addSectionToGroup: t.field({
     type: SiteSectionGroupPayload,
-    args: { input: t.arg({ type: SectionInGroupInput, required: true }) },
+    description: 'Put an existing section into a section group (at its end). Organization admins only. REST: POST /v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/sections.',
+    args: { input: t.arg({ type: SectionInGroupInput, required: true, description: 'The group and the section.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       return done(ctx, k.site, { group: await addSectionToGroup(ctx, k.org, k.site, String(input.groupId), { sectionId: String(input.sectionId) }) });
@@ -879,8 +896,8 @@ builder.mutationFields((t) => ({
   }),
   removeSectionFromGroup: t.field({
     type: DeletePayload,
-    description: 'The section goes to the top level, right after the group. `deleted` false when it was not in the group.',
-    args: { input: t.arg({ type: SectionInGroupInput, required: true }) },
+    description: 'The section goes to the top level, right after the group. `deleted` false when it was not in the group. Organization admins only. REST: DELETE /v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/sections/{siteSectionId}.',
+    args: { input: t.arg({ type: SectionInGroupInput, required: true, description: 'The group and the section.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       return { deleted: await removeSectionFromGroup(ctx, k.org, k.site, String(input.groupId), String(input.sectionId)), deletedId: String(input.sectionId) };
@@ -889,8 +906,8 @@ builder.mutationFields((t) => ({
   moveSiteSectionGroup: t.field({
     type: SiteSectionGroupPayload,
     deprecationReason: 'Use sortSiteStructure.',
-    description: 'Anchors must be top-level sections or groups.',
-    args: { input: t.arg({ type: MoveSiteItemInput, required: true }) },
+    description: 'Anchors must be top-level sections or groups. Organization admins only. REST: POST /v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/move.',
+    args: { input: t.arg({ type: MoveSiteItemInput, required: true, description: 'The group and where to put it.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       const position = positionOut(input.position);
@@ -901,7 +918,8 @@ builder.mutationFields((t) => ({
 
   addSpaceToSite: t.field({
     type: SiteSpacePayload,
-    args: { input: t.arg({ type: AddSpaceToSiteInput, required: true }) },
+    description: 'Show a space on the site as a site space (in a section, or at the root of a site without sections). Organization admins only. REST: POST /v1/orgs/{organizationId}/sites/{siteId}/site-spaces (201).',
+    args: { input: t.arg({ type: AddSpaceToSiteInput, required: true, description: 'The site, the space and where.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, ...rest } = input;
       const k = ids({ organizationId, siteId });
@@ -910,7 +928,8 @@ builder.mutationFields((t) => ({
   }),
   updateSiteSpace: t.field({
     type: SiteSpacePayload,
-    args: { input: t.arg({ type: UpdateSiteSpaceInput, required: true }) },
+    description: 'Change a site space’s path, condition or the space it shows. Organization admins only. REST: PATCH /v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}.',
+    args: { input: t.arg({ type: UpdateSiteSpaceInput, required: true, description: 'The site space and what to change.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, siteSpaceId, spaceId, ...rest } = input;
       const k = ids({ organizationId, siteId });
@@ -919,7 +938,8 @@ builder.mutationFields((t) => ({
   }),
   deleteSiteSpace: t.field({
     type: DeletePayload,
-    args: { input: t.arg({ type: SiteSpaceKeyInput, required: true }) },
+    description: 'Remove a site space from the site (the space stays). Organization admins only. Idempotent (deleted: false when already gone). REST: DELETE /v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}.',
+    args: { input: t.arg({ type: SiteSpaceKeyInput, required: true, description: 'The site space to remove.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       return { deleted: await deleteSiteSpace(ctx, k.org, k.site, String(input.siteSpaceId)), deletedId: String(input.siteSpaceId) };
@@ -928,8 +948,8 @@ builder.mutationFields((t) => ({
   moveSiteSpace: t.field({
     type: SiteSpacePayload,
     deprecationReason: 'Use sortSiteStructure.',
-    description: 'Anchors must be site spaces (the site space moves into the anchor\'s section).',
-    args: { input: t.arg({ type: MoveSiteItemInput, required: true }) },
+    description: 'Anchors must be site spaces (the site space moves into the anchor\'s section). Organization admins only. REST: POST /v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move.',
+    args: { input: t.arg({ type: MoveSiteItemInput, required: true, description: 'The site space and where to put it.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       const position = positionOut(input.position);
@@ -940,8 +960,8 @@ builder.mutationFields((t) => ({
   }),
   sortSiteStructure: t.field({
     type: SortSiteStructurePayload,
-    description: 'Move a site space, section or section group before or after a sibling (REST: PATCH …/structure/sort). BAD_REQUEST for a bad anchor, CONFLICT when nothing would change.',
-    args: { input: t.arg({ type: SortSiteStructureInput, required: true }) },
+    description: 'Move a site space, section or section group before or after a sibling (REST: PATCH …/structure/sort). BAD_REQUEST for a bad anchor, CONFLICT when nothing would change. Organization admins only.',
+    args: { input: t.arg({ type: SortSiteStructureInput, required: true, description: 'The item and its anchor.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
       const ref = await sortSiteStructure(ctx, k.org, k.site, { item: pointerOut(input.item), position: positionOut(input.position) ?? {} });

@@ -17,32 +17,47 @@ import type { Context } from './context.ts';
 import { CollectionRef, ContentPositionInput, moveBody } from './collections.ts';
 
 export const ContentVisibilityEnum = builder.enumType('ContentVisibility', {
-  values: ['public', 'unlisted', 'share_link', 'visitor_auth', 'in_collection', 'private'] as const,
+  description: 'Who can read a space or a site without being granted access. REST writes `share_link` as `share-link`, and so on.',
+  values: {
+    public: { description: 'Anyone, and search engines may index it.' },
+    unlisted: { description: 'Anyone with the address; not indexed.' },
+    share_link: { description: 'Anyone holding an active share link’s key.' },
+    visitor_auth: { description: 'Visitors signed in through the site’s visitor authentication.' },
+    in_collection: { description: 'Inherits the visibility of its parent collection.' },
+    private: { description: 'Only members granted access.' },
+  } as const,
 });
-export const EditModeEnum = builder.enumType('EditMode', { values: ['live', 'locked'] as const });
+export const EditModeEnum = builder.enumType('EditMode', {
+  description: 'Whether the content of a space may be edited.',
+  values: {
+    live: { description: 'Editable (through change requests or directly).' },
+    locked: { description: 'Every content edit is refused until unlocked.' },
+  } as const,
+});
 
 export const SpacePermissions = builder.simpleObject('SpacePermissions', {
   description: 'What the caller may do with the space (computed by the access module that enforces it).',
   fields: (t) => ({
-    view: t.boolean(),
-    access: t.boolean(),
-    admin: t.boolean(),
-    viewInviteLinks: t.boolean(),
-    edit: t.boolean(),
-    triggerGitSync: t.boolean(),
-    comment: t.boolean(),
-    merge: t.boolean(),
-    review: t.boolean(),
+    view: t.boolean({ description: 'Read the content (any role, or a share key).' }),
+    access: t.boolean({ description: 'Hold a role on the space (not just a share key).' }),
+    admin: t.boolean({ description: 'Admin role: settings, move, delete and restore.' }),
+    viewInviteLinks: t.boolean({ description: 'See its invite links (admin role).' }),
+    edit: t.boolean({ description: 'Edit role or above: change content and open change requests.' }),
+    triggerGitSync: t.boolean({ description: 'Edit role or above: start a Git synchronisation.' }),
+    comment: t.boolean({ description: 'Comment role or above: post comments and replies.' }),
+    merge: t.boolean({ description: 'Review role or above: merge change requests.' }),
+    review: t.boolean({ description: 'Review role or above: review change requests.' }),
   }),
 });
 
 const SpaceUrls = builder.simpleObject('SpaceUrls', {
+  description: 'Addresses of a space.',
   fields: (t) => ({
-    location: t.string(),
-    app: t.string(),
-    published: t.string({ nullable: true }),
-    public: t.string({ nullable: true }),
-    icon: t.string({ nullable: true }),
+    location: t.string({ description: 'Its REST address (GET /v1/spaces/{spaceId}).' }),
+    app: t.string({ description: 'Its page in the web app.' }),
+    published: t.string({ nullable: true, description: 'Where readers see it; null when private.' }),
+    public: t.string({ nullable: true, description: 'Its public address; null unless visibility is `public`.' }),
+    icon: t.string({ nullable: true, description: 'URL of its icon image; null when none (or an emoji is used).' }),
   }),
 });
 
@@ -113,11 +128,12 @@ export const SpaceRef = builder.prismaNode('Space', {
       description: 'Open top-level comments on the space itself (REST `comments`); the threads are the `comments` connection.',
       resolve: (s, _a, ctx) => openCommentCount(ctx, s.id),
     }),
-    changeRequests: t.int({ resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).total }),
-    changeRequestsOpen: t.int({ resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).open }),
-    changeRequestsDraft: t.int({ resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).draft }),
+    changeRequests: t.int({ description: 'Change requests of the space, in any status.', resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).total }),
+    changeRequestsOpen: t.int({ description: 'Change requests with status `open`.', resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).open }),
+    changeRequestsDraft: t.int({ description: 'Change requests with status `draft`.', resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).draft }),
     urls: t.field({
       type: SpaceUrls,
+      description: 'REST, app and published addresses.',
       resolve: (s, _a, ctx) => ({
         location: `${ctx.config.publicUrl}/v1/spaces/${s.id}`,
         app: `${ctx.config.appUrl}/s/${s.id}`,
@@ -126,15 +142,16 @@ export const SpaceRef = builder.prismaNode('Space', {
         icon: s.icon,
       }),
     }),
-    permissions: t.field({ type: SpacePermissions, resolve: (s, _a, ctx) => ctx.access.spacePermissions(s) }),
+    permissions: t.field({ type: SpacePermissions, description: 'What you may do with the space.', resolve: (s, _a, ctx) => ctx.access.spacePermissions(s) }),
   }),
 });
 
 builder.queryField('space', (t) =>
   t.prismaField({
     type: 'Space',
+    description: 'A space you may read, or one readable with `shareKey` (NOT_FOUND otherwise; deleted spaces are not found). REST: GET /v1/spaces/{spaceId}.',
     args: {
-      id: t.arg.id({ required: true }),
+      id: t.arg.id({ required: true, description: 'Space id (`space_…`).' }),
       shareKey: t.arg.string({ required: false, description: "An active share link's key of a published site that shows this space lets anyone read it." }),
     },
     resolve: async (query, _r, { id, shareKey }, ctx) => {
@@ -151,23 +168,27 @@ builder.queryField('space', (t) =>
 );
 
 const CreateSpaceInput = builder.inputType('CreateSpaceInput', {
+  description: 'The space to create.',
   fields: (t) => ({
-    organizationId: t.id({ required: true }),
-    title: t.string(),
-    emoji: t.string(),
-    visibility: t.field({ type: ContentVisibilityEnum }),
-    parent: t.id({ description: 'Parent collection id.' }),
-    defaultLevel: t.field({ type: RoleEnum }),
+    organizationId: t.id({ required: true, description: 'Organization (`org_…`).' }),
+    title: t.string({ description: 'At most 50 characters; default `Untitled`.' }),
+    emoji: t.string({ description: 'An emoji, or its code point(s) in hex (`1f389`).' }),
+    visibility: t.field({ type: ContentVisibilityEnum, description: 'Default `private`; `in_collection` needs `parent`.' }),
+    parent: t.id({ description: 'Parent collection id (`col_…`); omitted creates it at the organization root.' }),
+    defaultLevel: t.field({ type: RoleEnum, description: 'Role every organization member gets on it; omitted inherits.' }),
   }),
 });
 
-const CreateSpacePayload = builder.simpleObject('CreateSpacePayload', { fields: (t) => ({ space: t.field({ type: SpaceRef }) }) });
+const CreateSpacePayload = builder.simpleObject('CreateSpacePayload', {
+  description: 'Result of createSpace.',
+  fields: (t) => ({ space: t.field({ type: SpaceRef, description: 'The new space.' }) }),
+});
 
 builder.mutationField('createSpace', (t) =>
   t.field({
     type: CreateSpacePayload,
-    description: 'Create a space (not in the seeds; REST: POST /v1/orgs/{organizationId}/spaces).',
-    args: { input: t.arg({ type: CreateSpaceInput, required: true }) },
+    description: 'Create an empty space (create role in the organization, and on the parent collection when given). REST: POST /v1/orgs/{organizationId}/spaces (201).',
+    args: { input: t.arg({ type: CreateSpaceInput, required: true, description: 'The space to create.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, visibility, ...rest } = input;
       const space = await createSpace(ctx, String(organizationId), dropUndefined({ ...rest, visibility: restEnum(visibility ?? undefined) ?? undefined }));
@@ -178,38 +199,51 @@ builder.mutationField('createSpace', (t) =>
 
 // ------------------------------------------------------------------ update, delete, restore, duplicate, move, transfer
 
-const SpacePayload = builder.simpleObject('SpacePayload', { fields: (t) => ({ space: t.field({ type: SpaceRef }) }) });
+const SpacePayload = builder.simpleObject('SpacePayload', {
+  description: 'Result of a space mutation.',
+  fields: (t) => ({ space: t.field({ type: SpaceRef, description: 'The space after the change.' }) }),
+});
 
 const UpdateSpaceInput = builder.inputType('UpdateSpaceInput', {
   description: 'Omitted fields are kept. Setting emoji clears icon and the reverse; null clears either; null defaultLevel inherits.',
   fields: (t) => ({
-    id: t.id({ required: true }),
+    id: t.id({ required: true, description: 'Space to update (`space_…`).' }),
     editMode: t.field({ type: EditModeEnum, description: '`locked` refuses every content edit.' }),
     title: t.string({ description: 'At most 50 characters.' }),
-    defaultLevel: t.field({ type: RoleEnum }),
-    emoji: t.string(),
+    defaultLevel: t.field({ type: RoleEnum, description: 'Role every organization member gets on it; null inherits.' }),
+    emoji: t.string({ description: 'An emoji or its code point(s) in hex; clears icon; null clears it.' }),
     icon: t.string({ description: 'An http(s) URL of an image.' }),
   }),
 });
 
-const SpaceIdInput = (name: string) => builder.inputType(name, { fields: (t) => ({ id: t.id({ required: true }) }) });
+const SpaceIdInput = (name: string) =>
+  builder.inputType(name, {
+    description: 'Names one space.',
+    fields: (t) => ({ id: t.id({ required: true, description: 'Space id (`space_…`).' }) }),
+  });
 
 const MoveSpaceInput = builder.inputType('MoveSpaceInput', {
+  description: 'The space and where to put it.',
   fields: (t) => ({
-    id: t.id({ required: true }),
+    id: t.id({ required: true, description: 'Space to move (`space_…`).' }),
     parent: t.id({ description: 'New parent collection; null for the organization root; omitted keeps the parent.' }),
-    position: t.field({ type: ContentPositionInput }),
+    position: t.field({ type: ContentPositionInput, description: 'Where among its new siblings; omitted puts it at the end.' }),
   }),
 });
 
 const TransferSpaceInput = builder.inputType('TransferSpaceInput', {
-  fields: (t) => ({ id: t.id({ required: true }), organization: t.id({ required: true, description: 'Target organization id.' }) }),
+  description: 'The space and the organization to transfer it to.',
+  fields: (t) => ({
+    id: t.id({ required: true, description: 'Space to transfer (`space_…`).' }),
+    organization: t.id({ required: true, description: 'Target organization id (`org_…`); it lands at that organization’s root.' }),
+  }),
 });
 
 builder.mutationFields((t) => ({
   updateSpace: t.field({
     type: SpacePayload,
-    args: { input: t.arg({ type: UpdateSpaceInput, required: true }) },
+    description: 'Change a space’s title, icon or emoji, edit mode or default level (admin role on the space). REST: PATCH /v1/spaces/{spaceId}.',
+    args: { input: t.arg({ type: UpdateSpaceInput, required: true, description: 'The space and what to change.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { id, ...rest } = input;
       return { space: await updateSpace(ctx, String(id), dropUndefined(rest)) };
@@ -217,30 +251,32 @@ builder.mutationFields((t) => ({
   }),
   deleteSpace: t.field({
     type: DeletePayload,
-    description: 'Soft delete: restorable for 7 days, then purged.',
-    args: { input: t.arg({ type: SpaceIdInput('DeleteSpaceInput'), required: true }) },
+    description: 'Soft-delete a space: restorable for 7 days, then purged (admin role on the space). Idempotent (deleted: false when already deleted). REST: DELETE /v1/spaces/{spaceId}.',
+    args: { input: t.arg({ type: SpaceIdInput('DeleteSpaceInput'), required: true, description: 'The space to delete.' }) },
     resolve: async (_r, { input }, ctx) => ({ deleted: await deleteSpace(ctx, String(input.id)), deletedId: String(input.id) }),
   }),
   restoreSpace: t.field({
     type: SpacePayload,
-    description: 'Restore a space deleted less than 7 days ago.',
-    args: { input: t.arg({ type: SpaceIdInput('RestoreSpaceInput'), required: true }) },
+    description: 'Restore a space deleted less than 7 days ago (admin role on the space). REST: POST /v1/spaces/{spaceId}/restore.',
+    args: { input: t.arg({ type: SpaceIdInput('RestoreSpaceInput'), required: true, description: 'The deleted space.' }) },
     resolve: async (_r, { input }, ctx) => ({ space: await restoreSpace(ctx, String(input.id)) }),
   }),
   duplicateSpace: t.field({
     type: SpacePayload,
-    description: 'Copy a space (current content, grants) next to it, titled "<title> (copy)".',
-    args: { input: t.arg({ type: SpaceIdInput('DuplicateSpaceInput'), required: true }) },
+    description: 'Copy a space (current content, grants) next to it, titled "<title> (copy)" (read role on it, create on its container). REST: POST /v1/spaces/{spaceId}/duplicate.',
+    args: { input: t.arg({ type: SpaceIdInput('DuplicateSpaceInput'), required: true, description: 'The space to copy.' }) },
     resolve: async (_r, { input }, ctx) => ({ space: await duplicateSpace(ctx, String(input.id)) }),
   }),
   moveSpace: t.field({
     type: SpacePayload,
-    args: { input: t.arg({ type: MoveSpaceInput, required: true }) },
+    description: 'Move a space to another collection and/or position in the same organization (admin role on it, create on the new parent). REST: POST /v1/spaces/{spaceId}/move.',
+    args: { input: t.arg({ type: MoveSpaceInput, required: true, description: 'The space and where to put it.' }) },
     resolve: async (_r, { input }, ctx) => ({ space: await moveSpace(ctx, String(input.id), moveBody(input)) }),
   }),
   transferSpace: t.field({
     type: SpacePayload,
-    args: { input: t.arg({ type: TransferSpaceInput, required: true }) },
+    description: 'Move a space to another organization’s root (admin of both organizations). REST: POST /v1/spaces/{spaceId}/transfer.',
+    args: { input: t.arg({ type: TransferSpaceInput, required: true, description: 'The space and the target organization.' }) },
     resolve: async (_r, { input }, ctx) => ({ space: await transferSpace(ctx, String(input.id), { organization: String(input.organization) }) }),
   }),
 }));

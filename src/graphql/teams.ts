@@ -25,10 +25,14 @@ import {
 
 export const TeamRoleEnum = builder.enumType('TeamRole', {
   description: '`owner` can manage the team; `member` belongs to it.',
-  values: ['owner', 'member'] as const,
+  values: {
+    owner: { description: 'Manages the team: renames or deletes it and adds or removes members.' },
+    member: { description: 'Belongs to the team and gets its access grants.' },
+  } as const,
 });
 
 const TeamPermissions = builder.simpleObject('TeamPermissions', {
+  description: 'What you may do with the team.',
   fields: (t) => ({
     admin: t.boolean({ description: 'You can rename or delete the team and manage its members.' }),
     view: t.boolean({ description: 'You can see the team and list its members.' }),
@@ -67,7 +71,7 @@ export const TeamRef = builder.prismaNode('Team', {
       description: 'Spaces with a grant to this team.',
       resolve: (team, _a, ctx) => loader(ctx, 'team.spaces', (ids: readonly string[]) => countTeamSpaces(ctx.prisma, ids)).load(team.id),
     }),
-    permissions: t.field({ type: TeamPermissions, resolve: (team, _a, ctx) => teamPermissions(ctx, team) }),
+    permissions: t.field({ type: TeamPermissions, description: 'What you may do with the team.', resolve: (team, _a, ctx) => teamPermissions(ctx, team) }),
   }),
 });
 
@@ -98,7 +102,11 @@ export const TeamMemberRef = builder.prismaObject('TeamMember', {
       resolve: (tm, _a, ctx) => memberOf(ctx, tm.team.organizationId, tm.userId),
     }),
     permissions: t.field({
-      type: builder.simpleObject('TeamMemberPermissions', { fields: (f) => ({ view: f.boolean() }) }),
+      type: builder.simpleObject('TeamMemberPermissions', {
+        description: 'What you may do with a team membership.',
+        fields: (f) => ({ view: f.boolean({ description: 'You can see the team and its members.' }) }),
+      }),
+      description: 'What you may do with this membership.',
       select: { team: { select: { id: true, organizationId: true } } },
       resolve: async (tm, _a, ctx) => ({ view: (await teamPermissions(ctx, tm.team)).view }),
     }),
@@ -146,8 +154,8 @@ builder.queryFields((t) => ({
   teams: keysetConnection(t, {
     type: 'Team',
     list: 'teams',
-    description: 'Teams of an organization (FORBIDDEN for guests).',
-    args: { organizationId: t.arg.id({ required: true }), ...teamListArgs(t) },
+    description: 'Teams of an organization, oldest first (FORBIDDEN for guests). REST: GET /v1/orgs/{organizationId}/teams.',
+    args: { organizationId: t.arg.id({ required: true, description: 'Organization (`org_…`).' }), ...teamListArgs(t) },
     resolve: async (page, _r, args, ctx) => {
       await requireListTeams(ctx, String(args.organizationId));
       const { where, orderBy } = teamListQuery(filtersOf(args));
@@ -162,7 +170,11 @@ builder.queryFields((t) => ({
   }),
   team: t.prismaField({
     type: 'Team',
-    args: { organizationId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    description: 'A team you may view (NOT_FOUND otherwise). REST: GET /v1/orgs/{organizationId}/teams/{teamId}.',
+    args: {
+      organizationId: t.arg.id({ required: true, description: 'Organization of the team (`org_…`).' }),
+      id: t.arg.id({ required: true, description: 'Team id (`team_…`).' }),
+    },
     resolve: async (query, _r, args, ctx) => {
       const team = await requireTeam(ctx, String(args.organizationId), String(args.id), 'view');
       return ctx.prisma.team.findUniqueOrThrow({ ...query, where: { id: team.id } });
@@ -220,38 +232,51 @@ builder.prismaObjectField('Member', 'teamMemberships', (t) =>
 
 // ------------------------------------------------------------------ mutations
 
-const TeamPayload = builder.simpleObject('TeamPayload', { fields: (t) => ({ team: t.field({ type: TeamRef }) }) });
+const TeamPayload = builder.simpleObject('TeamPayload', {
+  description: 'Result of a team mutation.',
+  fields: (t) => ({ team: t.field({ type: TeamRef, description: 'The team after the change.' }) }),
+});
 
 const TeamTargetInput = (name: string) =>
-  builder.inputType(name, { fields: (f) => ({ organizationId: f.id({ required: true }), teamId: f.id({ required: true }) }) });
+  builder.inputType(name, {
+    description: 'Names one team.',
+    fields: (f) => ({
+      organizationId: f.id({ required: true, description: 'Organization of the team (`org_…`).' }),
+      teamId: f.id({ required: true, description: 'The team (`team_…`).' }),
+    }),
+  });
 
 const TeamMemberTargetInput = (name: string, extra = false) =>
   builder.inputType(name, {
+    description: 'Names one user of a team.',
     fields: (f) => ({
-      organizationId: f.id({ required: true }),
-      teamId: f.id({ required: true }),
-      userId: f.id({ required: true }),
-      ...(extra ? { role: f.field({ type: TeamRoleEnum, description: 'Default member for a newcomer; omitted keeps the role.' }) } : {}),
+      organizationId: f.id({ required: true, description: 'Organization of the team (`org_…`).' }),
+      teamId: f.id({ required: true, description: 'The team (`team_…`).' }),
+      userId: f.id({ required: true, description: 'The user (`user_…`); must be a member of the organization.' }),
+      ...(extra ? { role: f.field({ type: TeamRoleEnum, description: 'Role in the team. Omitted: `member` for a newcomer, unchanged for a current member.' }) } : {}),
     }),
   });
 
 const TeamMembershipInput = builder.inputType('TeamMembershipInput', {
+  description: 'A role to set for one user of the team.',
   fields: (f) => ({
     user: f.string({ required: true, description: 'A user id or e-mail address.' }),
-    role: f.field({ type: TeamRoleEnum, required: true }),
+    role: f.field({ type: TeamRoleEnum, required: true, description: 'The role to give.' }),
   }),
 });
 
 builder.mutationFields((t) => ({
   createTeam: t.field({
     type: TeamPayload,
-    description: 'Create a team (non-guest members; a creator who is not an org admin becomes its owner).',
+    description: 'Create a team (non-guest members; a creator who is not an org admin becomes its owner). REST: PUT /v1/orgs/{organizationId}/teams.',
     args: {
       input: t.arg({
+        description: 'The team to create.',
         type: builder.inputType('CreateTeamInput', {
+          description: 'The team to create.',
           fields: (f) => ({
-            organizationId: f.id({ required: true }),
-            title: f.string({ required: true }),
+            organizationId: f.id({ required: true, description: 'Organization (`org_…`).' }),
+            title: f.string({ required: true, description: 'Team name.' }),
             members: f.stringList({ description: 'User ids (or e-mail addresses) of organization members.' }),
           }),
         }),
@@ -265,11 +290,17 @@ builder.mutationFields((t) => ({
   }),
   updateTeam: t.field({
     type: TeamPayload,
-    description: 'Rename a team (org admins and team owners).',
+    description: 'Rename a team (org admins and team owners). REST: PATCH /v1/orgs/{organizationId}/teams/{teamId}.',
     args: {
       input: t.arg({
+        description: 'The team and its new name.',
         type: builder.inputType('UpdateTeamInput', {
-          fields: (f) => ({ organizationId: f.id({ required: true }), teamId: f.id({ required: true }), title: f.string({ required: true }) }),
+          description: 'The team and its new name.',
+          fields: (f) => ({
+            organizationId: f.id({ required: true, description: 'Organization of the team (`org_…`).' }),
+            teamId: f.id({ required: true, description: 'The team (`team_…`).' }),
+            title: f.string({ required: true, description: 'New team name.' }),
+          }),
         }),
         required: true,
       }),
@@ -280,8 +311,8 @@ builder.mutationFields((t) => ({
   }),
   deleteTeam: t.field({
     type: DeletePayload,
-    description: 'Delete a team and its grants (org admins and team owners). Idempotent.',
-    args: { input: t.arg({ type: TeamTargetInput('DeleteTeamInput'), required: true }) },
+    description: 'Delete a team and its grants (org admins and team owners). Idempotent (deleted: false when already gone). REST: DELETE /v1/orgs/{organizationId}/teams/{teamId}.',
+    args: { input: t.arg({ type: TeamTargetInput('DeleteTeamInput'), required: true, description: 'The team to delete.' }) },
     resolve: async (_r, { input }, ctx) => ({
       deleted: await deleteTeam(ctx, String(input.organizationId), String(input.teamId)),
       deletedId: String(input.teamId),
@@ -289,15 +320,17 @@ builder.mutationFields((t) => ({
   }),
   updateTeamMembers: t.field({
     type: TeamPayload,
-    description: 'Add, remove and set roles of team members in one step. A user both added and removed is removed.',
+    description: 'Add, remove and set roles of team members in one step (org admins and team owners). A user both added and removed is removed. REST: PUT /v1/orgs/{organizationId}/teams/{teamId}/members.',
     args: {
       input: t.arg({
+        description: 'The team and the membership changes.',
         type: builder.inputType('UpdateTeamMembersInput', {
+          description: 'The team and the membership changes.',
           fields: (f) => ({
-            organizationId: f.id({ required: true }),
-            teamId: f.id({ required: true }),
-            add: f.stringList({ description: 'User ids or e-mail addresses.' }),
-            remove: f.stringList({ description: 'User ids or e-mail addresses.' }),
+            organizationId: f.id({ required: true, description: 'Organization of the team (`org_…`).' }),
+            teamId: f.id({ required: true, description: 'The team (`team_…`).' }),
+            add: f.stringList({ description: 'Users to add as `member`: user ids or e-mail addresses of organization members.' }),
+            remove: f.stringList({ description: 'Users to remove: user ids or e-mail addresses.' }),
             memberships: f.field({ type: [TeamMembershipInput], description: 'Roles to set (adds the user when needed).' }),
           }),
         }),
@@ -314,9 +347,12 @@ builder.mutationFields((t) => ({
     },
   }),
   setTeamMember: t.field({
-    type: builder.simpleObject('SetTeamMemberPayload', { fields: (f) => ({ teamMember: f.field({ type: TeamMemberRef }) }) }),
-    description: "Add a member to a team or change their role (org admins and team owners).",
-    args: { input: t.arg({ type: TeamMemberTargetInput('SetTeamMemberInput', true), required: true }) },
+    type: builder.simpleObject('SetTeamMemberPayload', {
+      description: 'Result of setTeamMember.',
+      fields: (f) => ({ teamMember: f.field({ type: TeamMemberRef, description: 'The membership after the change.' }) }),
+    }),
+    description: 'Add a member to a team or change their role (org admins and team owners). REST: PUT /v1/orgs/{organizationId}/teams/{teamId}/members/{userId}.',
+    args: { input: t.arg({ type: TeamMemberTargetInput('SetTeamMemberInput', true), required: true, description: 'The team, the user and the role.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, teamId, userId, ...fields } = input as typeof input & { role?: 'owner' | 'member' | null };
       return { teamMember: await setTeamMember(ctx, String(organizationId), String(teamId), String(userId), dropUndefined(fields)) };
@@ -324,8 +360,8 @@ builder.mutationFields((t) => ({
   }),
   removeTeamMember: t.field({
     type: DeletePayload,
-    description: 'Remove a member from a team (org admins and team owners). Idempotent.',
-    args: { input: t.arg({ type: TeamMemberTargetInput('RemoveTeamMemberInput'), required: true }) },
+    description: 'Remove a member from a team (org admins and team owners). Idempotent (deleted: false when not in the team). REST: DELETE /v1/orgs/{organizationId}/teams/{teamId}/members/{userId}.',
+    args: { input: t.arg({ type: TeamMemberTargetInput('RemoveTeamMemberInput'), required: true, description: 'The team and the user to remove.' }) },
     resolve: async (_r, { input }, ctx) => ({
       deleted: await removeTeamMember(ctx, String(input.organizationId), String(input.teamId), String(input.userId)),
       deletedId: String(input.userId),

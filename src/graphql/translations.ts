@@ -14,11 +14,15 @@ import {
 
 const TranslationSettingsPermissions = builder.simpleObject('TranslationSettingsPermissions', {
   description: 'What the caller may do with the translation settings (computed by the rule that enforces it).',
-  fields: (t) => ({ view: t.boolean(), edit: t.boolean() }),
+  fields: (t) => ({
+    view: t.boolean({ description: 'Read them (members with a role).' }),
+    edit: t.boolean({ description: 'Create, change and delete them (organization admins).' }),
+  }),
 });
 
 const TranslationSettingsUrls = builder.simpleObject('TranslationSettingsUrls', {
-  fields: (t) => ({ location: t.string() }),
+  description: 'Addresses of translation settings.',
+  fields: (t) => ({ location: t.string({ description: 'Its REST address (GET /v1/orgs/{organizationId}/translations/{translationSettingsId}).' }) }),
 });
 
 export const TranslationSettingsRef = builder.prismaNode('TranslationSettings', {
@@ -38,10 +42,12 @@ export const TranslationSettingsRef = builder.prismaNode('TranslationSettings', 
     organization: t.relation('organization'),
     permissions: t.field({
       type: TranslationSettingsPermissions,
+      description: 'What you may do with them.',
       resolve: (s, _a, ctx) => translationSettingsPermissions(ctx, s.organizationId),
     }),
     urls: t.field({
       type: TranslationSettingsUrls,
+      description: 'Its REST address.',
       resolve: (s, _a, ctx) => ({ location: `${ctx.config.publicUrl}/v1/orgs/${s.organizationId}/translations/${s.id}` }),
     }),
   }),
@@ -51,7 +57,7 @@ builder.prismaObjectField('Organization', 'translations', (t) =>
   keysetConnection(t, {
     type: 'TranslationSettings',
     list: 'Organization.translations',
-    description: 'Translation settings, oldest first (members with a role only).',
+    description: 'Translation settings, oldest first (members with a role only; FORBIDDEN for guests). REST: GET /v1/orgs/{organizationId}/translations.',
     resolve: async (page, org, _a, ctx) => {
       await requireTranslationsRead(ctx, org.id);
       return ctx.prisma.translationSettings.findMany(page.prisma({ where: { organizationId: org.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) as never);
@@ -67,7 +73,11 @@ builder.prismaObjectField('Organization', 'translations', (t) =>
 builder.queryField('translationSettings', (t) =>
   t.prismaField({
     type: 'TranslationSettings',
-    args: { organizationId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    description: 'Translation settings of an organization (members with a role). REST: GET /v1/orgs/{organizationId}/translations/{translationSettingsId}.',
+    args: {
+      organizationId: t.arg.id({ required: true, description: 'Organization (`org_…`).' }),
+      id: t.arg.id({ required: true, description: 'Translation settings id (`trs_…`).' }),
+    },
     resolve: async (query, _r, args, ctx) => {
       const s = await getTranslationSettings(ctx, String(args.organizationId), String(args.id));
       return ctx.prisma.translationSettings.findUniqueOrThrow({ ...query, where: { id: s.id } });
@@ -76,12 +86,14 @@ builder.queryField('translationSettings', (t) =>
 );
 
 const TranslationSettingsPayload = builder.simpleObject('TranslationSettingsPayload', {
-  fields: (t) => ({ translationSettings: t.field({ type: TranslationSettingsRef }) }),
+  description: 'Result of a translation settings mutation.',
+  fields: (t) => ({ translationSettings: t.field({ type: TranslationSettingsRef, description: 'The settings after the change.' }) }),
 });
 
 const CreateTranslationSettingsInput = builder.inputType('CreateTranslationSettingsInput', {
+  description: 'The translation settings to create.',
   fields: (t) => ({
-    organizationId: t.id({ required: true }),
+    organizationId: t.id({ required: true, description: 'Organization (`org_…`).' }),
     title: t.string({ required: true, description: '1 to 100 characters.' }),
     languages: t.stringList({ description: 'BCP 47 language tags; canonicalized.' }),
   }),
@@ -90,22 +102,26 @@ const CreateTranslationSettingsInput = builder.inputType('CreateTranslationSetti
 const UpdateTranslationSettingsInput = builder.inputType('UpdateTranslationSettingsInput', {
   description: 'Replaces the title; `languages`, when given, replaces the list.',
   fields: (t) => ({
-    organizationId: t.id({ required: true }),
-    id: t.id({ required: true }),
-    title: t.string({ required: true }),
-    languages: t.stringList(),
+    organizationId: t.id({ required: true, description: 'Organization (`org_…`).' }),
+    id: t.id({ required: true, description: 'Settings to replace (`trs_…`).' }),
+    title: t.string({ required: true, description: '1 to 100 characters.' }),
+    languages: t.stringList({ description: 'BCP 47 language tags; canonicalized. Omitted keeps the list.' }),
   }),
 });
 
 const DeleteTranslationSettingsInput = builder.inputType('DeleteTranslationSettingsInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), id: t.id({ required: true }) }),
+  description: 'The translation settings to delete.',
+  fields: (t) => ({
+    organizationId: t.id({ required: true, description: 'Organization (`org_…`).' }),
+    id: t.id({ required: true, description: 'Translation settings id (`trs_…`).' }),
+  }),
 });
 
 builder.mutationFields((t) => ({
   createTranslationSettings: t.field({
     type: TranslationSettingsPayload,
-    description: 'REST: POST /v1/orgs/{organizationId}/translations',
-    args: { input: t.arg({ type: CreateTranslationSettingsInput, required: true }) },
+    description: 'Create translation settings (organization admins). REST: POST /v1/orgs/{organizationId}/translations (201).',
+    args: { input: t.arg({ type: CreateTranslationSettingsInput, required: true, description: 'The settings to create.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, ...fields } = input;
       return { translationSettings: await createTranslationSettings(ctx, String(organizationId), dropUndefined(fields)) };
@@ -113,8 +129,8 @@ builder.mutationFields((t) => ({
   }),
   updateTranslationSettings: t.field({
     type: TranslationSettingsPayload,
-    description: 'REST: PUT /v1/orgs/{organizationId}/translations/{translationSettingsId}',
-    args: { input: t.arg({ type: UpdateTranslationSettingsInput, required: true }) },
+    description: 'Replace translation settings (organization admins). REST: PUT /v1/orgs/{organizationId}/translations/{translationSettingsId}.',
+    args: { input: t.arg({ type: UpdateTranslationSettingsInput, required: true, description: 'The settings and their new values.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, id, ...fields } = input;
       return { translationSettings: await updateTranslationSettings(ctx, String(organizationId), String(id), dropUndefined(fields)) };
@@ -122,8 +138,8 @@ builder.mutationFields((t) => ({
   }),
   deleteTranslationSettings: t.field({
     type: DeletePayload,
-    description: 'REST: DELETE /v1/orgs/{organizationId}/translations/{translationSettingsId} (205 deleted, 204 absent).',
-    args: { input: t.arg({ type: DeleteTranslationSettingsInput, required: true }) },
+    description: 'Delete translation settings. REST: DELETE /v1/orgs/{organizationId}/translations/{translationSettingsId} (205 deleted, 204 absent). Organization admins; idempotent (deleted: false when already gone).',
+    args: { input: t.arg({ type: DeleteTranslationSettingsInput, required: true, description: 'The settings to delete.' }) },
     resolve: async (_r, { input }, ctx) => ({
       deleted: await deleteTranslationSettings(ctx, String(input.organizationId), String(input.id)),
       deletedId: String(input.id),

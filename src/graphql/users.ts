@@ -19,12 +19,16 @@ export const UserRef = builder.prismaNode('User', {
     photoURL: t.exposeString('photoURL', { nullable: true }),
     urls: t.field({
       type: UserUrls,
+      description: 'Addresses of the user.',
       resolve: (u, _a, ctx) => ({ location: `${ctx.config.publicUrl}/v1/users/${u.id}` }),
     }),
   }),
 });
 
-const UserUrls = builder.simpleObject('UserUrls', { fields: (t) => ({ location: t.string() }) });
+const UserUrls = builder.simpleObject('UserUrls', {
+  description: 'Addresses of a user.',
+  fields: (t) => ({ location: t.string({ description: 'Its REST address (GET /v1/users/{userId}).' }) }),
+});
 
 export const ApiTokenRef = builder.prismaObject('ApiToken', {
   description: 'An API token (its secret is shown once, when created).',
@@ -43,6 +47,7 @@ Viewer.implement({
   fields: (t) => ({
     user: t.prismaField({
       type: 'User',
+      description: 'Your own user account. REST: GET /v1/user.',
       resolve: (query, v, _a, ctx) => ctx.prisma.user.findUniqueOrThrow({ ...query, where: { id: v.userId } }),
     }),
     apiTokens: t.prismaField({
@@ -57,7 +62,7 @@ Viewer.implement({
 builder.queryField('viewer', (t) =>
   t.field({
     type: Viewer,
-    description: 'The authenticated caller.',
+    description: 'The authenticated caller (UNAUTHENTICATED without a token). REST: GET /v1/user, GET /v1/orgs.',
     resolve: (_r, _a, ctx) => ({ userId: ctx.access.requireViewer().user.id }),
   }),
 );
@@ -65,8 +70,8 @@ builder.queryField('viewer', (t) =>
 builder.queryField('user', (t) =>
   t.prismaField({
     type: 'User',
-    description: 'A user by id: yourself, or someone who belongs to an organization you are an active member of (NOT_FOUND otherwise).',
-    args: { id: t.arg.id({ required: true }) },
+    description: 'A user by id: yourself, or someone who belongs to an organization you are an active member of (NOT_FOUND otherwise). REST: GET /v1/users/{userId}.',
+    args: { id: t.arg.id({ required: true, description: 'User id (`user_…`).' }) },
     resolve: async (query, _r, args, ctx) => {
       const id = String(args.id);
       await requireVisibleUser(ctx, id);
@@ -78,17 +83,27 @@ builder.queryField('user', (t) =>
 );
 
 const CreateApiTokenPayload = builder.simpleObject('CreateApiTokenPayload', {
+  description: 'Result of createApiToken.',
   fields: (t) => ({
     token: t.string({ description: 'The secret. It is not stored and cannot be shown again.' }),
-    apiToken: t.field({ type: ApiTokenRef }),
+    apiToken: t.field({ type: ApiTokenRef, description: 'The token’s record (label, dates), without the secret.' }),
   }),
 });
 
 builder.mutationField('createApiToken', (t) =>
   t.field({
     type: CreateApiTokenPayload,
-    description: 'Issue an API token for yourself.',
-    args: { input: t.arg({ type: builder.inputType('CreateApiTokenInput', { fields: (f) => ({ label: f.string({ required: true }) }) }), required: true }) },
+    description: 'Issue an API token for yourself; send it as `Authorization: Bearer <token>`. Any signed-in user. No REST twin.',
+    args: {
+      input: t.arg({
+        type: builder.inputType('CreateApiTokenInput', {
+          description: 'The token to issue.',
+          fields: (f) => ({ label: f.string({ required: true, description: 'A name to recognise the token by; not empty.' }) }),
+        }),
+        required: true,
+        description: 'The token to issue.',
+      }),
+    },
     resolve: async (_r, { input }, ctx) => {
       const viewer = ctx.access.requireViewer();
       if (!input.label.trim()) throw badRequest('input.label', 'must not be empty');
@@ -101,8 +116,17 @@ builder.mutationField('createApiToken', (t) =>
 builder.mutationField('revokeApiToken', (t) =>
   t.field({
     type: DeletePayload,
-    description: 'Revoke one of your API tokens. Idempotent.',
-    args: { input: t.arg({ type: builder.inputType('RevokeApiTokenInput', { fields: (f) => ({ id: f.id({ required: true }) }) }), required: true }) },
+    description: 'Revoke one of your API tokens; it stops working at once. Idempotent: deleted is false when it was already revoked. No REST twin.',
+    args: {
+      input: t.arg({
+        type: builder.inputType('RevokeApiTokenInput', {
+          description: 'The token to revoke.',
+          fields: (f) => ({ id: f.id({ required: true, description: 'Id of the token (`ApiToken.id`), not its secret.' }) }),
+        }),
+        required: true,
+        description: 'The token to revoke.',
+      }),
+    },
     resolve: async (_r, { input }, ctx) => {
       const viewer = ctx.access.requireViewer();
       const id = String(input.id);
@@ -124,8 +148,17 @@ builder.mutationField('revokeApiToken', (t) =>
 builder.mutationField('createOrganization', (t) =>
   t.prismaField({
     type: 'Organization',
-    description: 'Create an organization; you become its admin.',
-    args: { input: t.arg({ type: builder.inputType('CreateOrganizationInput', { fields: (f) => ({ title: f.string({ required: true }) }) }), required: true }) },
+    description: 'Create an organization; you become its admin. Any signed-in user. No REST twin.',
+    args: {
+      input: t.arg({
+        type: builder.inputType('CreateOrganizationInput', {
+          description: 'The organization to create.',
+          fields: (f) => ({ title: f.string({ required: true, description: 'Its name.' }) }),
+        }),
+        required: true,
+        description: 'The organization to create.',
+      }),
+    },
     resolve: async (query, _r, { input }, ctx) => {
       const viewer = ctx.access.requireViewer();
       const org = await ctx.prisma.$transaction((tx) => createOrganizationWithAdmin(tx, input.title, viewer.user.id));
