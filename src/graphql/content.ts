@@ -392,7 +392,7 @@ export const ContentLinkConnection = builder.connectionObject({
   name: 'ContentLinkConnection',
   fields: (c) => ({
     totalCount: c.int({ description: 'Links matching the status filter.', resolve: (p) => (p as unknown as { totalCount: number }).totalCount }),
-    stats: c.field({ type: LinkStats, resolve: (p) => (p as unknown as { stats: { total: number; broken: number } }).stats }),
+    stats: c.field({ type: LinkStats, description: 'Counts over every link of the revision (or page), whatever the status filter: all, and broken ones.', resolve: (p) => (p as unknown as { stats: { total: number; broken: number } }).stats }),
   }),
 });
 
@@ -508,7 +508,7 @@ export const RevisionRef = builder.prismaNode('Revision', {
       },
       {
         name: 'RevisionPageConnection',
-        fields: (c) => ({ totalCount: c.int({ resolve: (p) => (p as unknown as { totalCount: number }).totalCount }) }),
+        fields: (c) => ({ totalCount: c.int({ description: 'Pages in the revision (REST `count`).', resolve: (p) => (p as unknown as { totalCount: number }).totalCount }) }),
       },
     ),
   }),

@@ -65,6 +65,7 @@ export const TeamRef = builder.prismaNode('Team', {
     organization: t.relation('organization'),
     members: keysetRelation(t, 'members', {
       list: 'Team.members',
+      description: 'The members of the team with their team role, oldest membership first (REST: GET /v1/orgs/{organizationId}/teams/{teamId}/members).',
       query: () => ({ orderBy: [{ createdAt: 'asc' }, { userId: 'asc' }] }),
     }),
     spaces: t.int({
