@@ -19,7 +19,6 @@ import type { Context } from './context.ts';
 import type { Site, SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
 import { typeOfId } from '../lib/ids.ts';
 import { parseInput } from '../lib/errors.ts';
-import { restEnum } from '../rest/router.ts';
 import {
   addSectionGroupToSite,
   addSectionToGroup,
@@ -33,9 +32,7 @@ import {
   deleteSiteSectionGroup,
   deleteSiteSpace,
   getAdaptiveSchema,
-  moveSiteSection,
-  moveSiteSectionGroup,
-  moveSiteSpace,
+  moveStructureItem,
   orderedSectionIds,
   orderedSiteSpaceIds,
   publishSite,
@@ -567,7 +564,7 @@ const siteFilterOf = (args: SiteFilterArgs) => ({
   ...(args.space != null ? { space: args.space } : {}),
   ...(args.title != null ? { title: args.title } : {}),
   ...(args.published != null ? { published: args.published } : {}),
-  ...(args.type != null ? { type: args.type.map((x) => restEnum(x)!) } : {}),
+  ...(args.type != null ? { type: args.type } : {}),
 });
 
 builder.prismaObjectField('Organization', 'sites', (t) =>
@@ -685,9 +682,10 @@ const MovePositionInput = builder.inputType('SiteStructureMovePositionInput', {
   description: 'Either `before` or `after` an item that can sit beside the moved one; empty: the end of its container.',
   fields: (t) => ({ before: t.field({ type: ItemPointerInput }), after: t.field({ type: ItemPointerInput }) }),
 });
-const pointerOut = (p: { type: string; id: string | number } | null | undefined) => (p ? { type: restEnum(p.type)!, id: String(p.id) } : undefined);
-const positionOut = (p: { before?: any; after?: any } | null | undefined) =>
-  p ? dropUndefined({ before: pointerOut(p.before), after: pointerOut(p.after) }) : undefined;
+type PointerArg = { type: ItemRef['type']; id: string | number } | null | undefined;
+const pointer = (p: PointerArg) => (p ? { type: p.type, id: String(p.id) } : undefined);
+const movePosition = (p: { before?: PointerArg; after?: PointerArg } | null | undefined) =>
+  p ? dropUndefined({ before: pointer(p.before), after: pointer(p.after) }) : undefined;
 
 const AddSectionToSiteInput = builder.inputType('AddSectionToSiteInput', {
   fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), spaceId: t.id({ required: true }), title: t.string(), icon: t.string() }),
@@ -736,8 +734,8 @@ const UpdateSiteAdaptiveSchemaInput = builder.inputType('UpdateSiteAdaptiveSchem
 });
 
 async function loadItem(ctx: Context, ref: ItemRef) {
-  if (ref.type === 'site-section') return ctx.prisma.siteSection.findUniqueOrThrow({ where: { id: ref.id } });
-  if (ref.type === 'site-section-group') return ctx.prisma.siteSectionGroup.findUniqueOrThrow({ where: { id: ref.id } });
+  if (ref.type === 'site_section') return ctx.prisma.siteSection.findUniqueOrThrow({ where: { id: ref.id } });
+  if (ref.type === 'site_section_group') return ctx.prisma.siteSectionGroup.findUniqueOrThrow({ where: { id: ref.id } });
   return ctx.prisma.siteSpace.findUniqueOrThrow({ where: { id: ref.id } });
 }
 
@@ -754,8 +752,11 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateSiteInput, required: true }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, spaceIds, newSpace, type, visibility, ...rest } = input;
-      const spaces = newSpace ?? spaceIds?.map(String) ?? undefined;
-      const site = await createSite(ctx, String(organizationId), dropUndefined({ ...rest, type: restEnum(type ?? undefined), visibility: restEnum(visibility ?? undefined), spaces }));
+      const site = await createSite(
+        ctx,
+        String(organizationId),
+        dropUndefined({ ...rest, type: type ?? undefined, visibility: visibility ?? undefined, spaceIds: spaceIds?.map(String), newSpace: newSpace ?? undefined }),
+      );
       return done(ctx, site.id, { site });
     },
   }),
@@ -765,7 +766,7 @@ builder.mutationFields((t) => ({
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, visibility, ...rest } = input;
       const k = ids({ organizationId, siteId });
-      const site = await updateSite(ctx, k.org, k.site, dropUndefined({ ...rest, visibility: restEnum(visibility ?? undefined) ?? undefined }));
+      const site = await updateSite(ctx, k.org, k.site, dropUndefined({ ...rest, visibility: visibility ?? undefined }));
       return done(ctx, site.id, { site });
     },
   }),
@@ -835,9 +836,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: MoveSiteItemInput, required: true }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
-      const position = positionOut(input.position);
-      const map = (p?: { type: string; id: string }) => p && { type: p.type, siteSection: p.id };
-      const ref = await moveSiteSection(ctx, k.org, k.site, String(input.id), position ? { position: dropUndefined({ before: map(position.before), after: map(position.after) }) } : {});
+      const ref = await moveStructureItem(ctx, k.org, k.site, { type: 'site_section', id: String(input.id) }, movePosition(input.position), ['site_section']);
       return done(ctx, k.site, { section: (await loadItem(ctx, ref)) as SiteSection });
     },
   }),
@@ -893,8 +892,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: MoveSiteItemInput, required: true }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
-      const position = positionOut(input.position);
-      const ref = await moveSiteSectionGroup(ctx, k.org, k.site, String(input.id), position ? { position } : {});
+      const ref = await moveStructureItem(ctx, k.org, k.site, { type: 'site_section_group', id: String(input.id) }, movePosition(input.position), ['site_section', 'site_section_group']);
       return done(ctx, k.site, { group: (await loadItem(ctx, ref)) as SiteSectionGroup });
     },
   }),
@@ -932,9 +930,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: MoveSiteItemInput, required: true }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
-      const position = positionOut(input.position);
-      const map = (p?: { type: string; id: string }) => p && { type: p.type, siteSpace: p.id };
-      const ref = await moveSiteSpace(ctx, k.org, k.site, String(input.id), position ? { position: dropUndefined({ before: map(position.before), after: map(position.after) }) } : {});
+      const ref = await moveStructureItem(ctx, k.org, k.site, { type: 'site_space', id: String(input.id) }, movePosition(input.position), ['site_space']);
       return done(ctx, k.site, { siteSpace: (await loadItem(ctx, ref)) as SiteSpace });
     },
   }),
@@ -944,7 +940,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: SortSiteStructureInput, required: true }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
-      const ref = await sortSiteStructure(ctx, k.org, k.site, { item: pointerOut(input.item), position: positionOut(input.position) ?? {} });
+      const ref = await sortSiteStructure(ctx, k.org, k.site, { item: pointer(input.item), position: movePosition(input.position) ?? {} });
       return done(ctx, k.site, { item: await loadItem(ctx, ref) });
     },
   }),
