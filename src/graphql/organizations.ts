@@ -1,7 +1,7 @@
 // Organizations: the Organization node, queries and the seed's organization mutations.
 import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
-import { RoleEnum, DeletePayload, dropUndefined } from './common.ts';
+import { RoleEnum, DeletePayload, dropUndefined, organizationOf, OWN_ORGANIZATION_ID } from './common.ts';
 import { Viewer } from './users.ts';
 import { notFound } from '../lib/errors.ts';
 import {
@@ -153,14 +153,14 @@ builder.mutationFields((t) => ({
     args: {
       input: t.arg({
         type: builder.inputType('DeleteLinkInviteInput', {
-          fields: (f) => ({ organizationId: f.id({ required: true }), inviteId: f.id({ required: true }) }),
+          fields: (f) => ({ organizationId: f.id({ description: OWN_ORGANIZATION_ID }), inviteId: f.id({ required: true }) }),
         }),
         required: true,
       }),
     },
-    resolve: async (_r, { input }, ctx) => ({
-      deleted: await deleteLinkInvite(ctx, String(input.organizationId), String(input.inviteId)),
-      deletedId: String(input.inviteId),
-    }),
+    resolve: async (_r, { input }, ctx) => {
+      const org = await organizationOf(ctx, input.organizationId, 'linkInvite', input.inviteId);
+      return { deleted: org !== null && (await deleteLinkInvite(ctx, org, String(input.inviteId))), deletedId: String(input.inviteId) };
+    },
   }),
 }));

@@ -2,7 +2,7 @@
 // Share links are credentials: every field that reaches them needs the organization's admin role.
 import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
-import { DeletePayload, dropUndefined, loader } from './common.ts';
+import { DeletePayload, dropUndefined, loader, OWN_ORGANIZATION_ID } from './common.ts';
 import type { Context } from './context.ts';
 import { SiteRef, publishedBaseUrl } from './sites.ts';
 import { assertSiteMember } from '../domain/sites.ts';
@@ -64,12 +64,12 @@ builder.prismaObjectField(SiteRef, 'shareLinks', (t) =>
 const ShareLinkPayload = builder.simpleObject('ShareLinkPayload', { fields: (t) => ({ shareLink: t.field({ type: ShareLinkRef }) }) });
 
 const CreateSiteShareLinkInput = builder.inputType('CreateSiteShareLinkInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), name: t.string({ required: true, description: 'At most 50 characters.' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), name: t.string({ required: true, description: 'At most 50 characters.' }) }),
 });
 const UpdateSiteShareLinkInput = builder.inputType('UpdateSiteShareLinkInput', {
   description: 'At least one of `active`, `name`.',
   fields: (t) => ({
-    organizationId: t.id({ required: true }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
     siteId: t.id({ required: true }),
     shareLinkId: t.id({ required: true }),
     active: t.boolean(),
@@ -77,7 +77,7 @@ const UpdateSiteShareLinkInput = builder.inputType('UpdateSiteShareLinkInput', {
   }),
 });
 const SiteShareLinkKeyInput = builder.inputType('SiteShareLinkKeyInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), shareLinkId: t.id({ required: true }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), shareLinkId: t.id({ required: true }) }),
 });
 
 builder.mutationFields((t) => ({
@@ -85,21 +85,21 @@ builder.mutationFields((t) => ({
     type: ShareLinkPayload,
     description: 'REST: POST …/sites/{siteId}/share-links (201). The key is 256 random bits.',
     args: { input: t.arg({ type: CreateSiteShareLinkInput, required: true }) },
-    resolve: async (_r, { input }, ctx) => ({ shareLink: await createShareLink(ctx, String(input.organizationId), String(input.siteId), { name: input.name }) }),
+    resolve: async (_r, { input }, ctx) => ({ shareLink: await createShareLink(ctx, input.organizationId == null ? undefined : String(input.organizationId), String(input.siteId), { name: input.name }) }),
   }),
   updateSiteShareLink: t.field({
     type: ShareLinkPayload,
     args: { input: t.arg({ type: UpdateSiteShareLinkInput, required: true }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, shareLinkId, ...rest } = input;
-      return { shareLink: await updateShareLink(ctx, String(organizationId), String(siteId), String(shareLinkId), dropUndefined(rest)) };
+      return { shareLink: await updateShareLink(ctx, organizationId == null ? undefined : String(organizationId), String(siteId), String(shareLinkId), dropUndefined(rest)) };
     },
   }),
   deleteSiteShareLink: t.field({
     type: DeletePayload,
     args: { input: t.arg({ type: SiteShareLinkKeyInput, required: true }) },
     resolve: async (_r, { input }, ctx) => ({
-      deleted: await deleteShareLink(ctx, String(input.organizationId), String(input.siteId), String(input.shareLinkId)),
+      deleted: await deleteShareLink(ctx, input.organizationId == null ? undefined : String(input.organizationId), String(input.siteId), String(input.shareLinkId)),
       deletedId: String(input.shareLinkId),
     }),
   }),

@@ -14,7 +14,7 @@
 // non-enumerable tag), and each list below filters by the conditions that visitor fails.
 import { builder } from './builder.ts';
 import { keysetConnection, type KeysetPage } from './cursors.ts';
-import { DeletePayload, dropUndefined, loadById, loader } from './common.ts';
+import { DeletePayload, dropUndefined, loadById, loader, organizationOf, OWN_ORGANIZATION_ID } from './common.ts';
 import type { Context } from './context.ts';
 import type { Site, SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
 import { typeOfId } from '../lib/ids.ts';
@@ -645,7 +645,11 @@ const SortSiteStructurePayload = builder.simpleObject('SortSiteStructurePayload'
   fields: (t) => ({ item: t.field({ type: SiteStructureItemRef, description: 'The moved item.' }) }),
 });
 
-const ids = (input: { organizationId: string | number; siteId: string | number }) => ({ org: String(input.organizationId), site: String(input.siteId) });
+/** The site of a mutation, and the organization its REST path names (undefined from GraphQL callers who omit it). */
+const ids = (input: { organizationId?: string | number | null; siteId: string | number }) => ({
+  org: input.organizationId == null ? undefined : String(input.organizationId),
+  site: String(input.siteId),
+});
 
 const CreateSiteInput = builder.inputType('CreateSiteInput', {
   fields: (t) => ({
@@ -662,7 +666,7 @@ const SiteAdaptiveContentInput = builder.inputType('SiteAdaptiveContentInput', {
 const UpdateSiteInput = builder.inputType('UpdateSiteInput', {
   description: 'Omitted fields are kept. `published` is read-only (publishSite / unpublishSite).',
   fields: (t) => ({
-    organizationId: t.id({ required: true }), siteId: t.id({ required: true }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }),
     title: t.string(),
     visibility: t.field({ type: SiteVisibilityEnum }),
     basename: t.string(),
@@ -673,7 +677,7 @@ const UpdateSiteInput = builder.inputType('UpdateSiteInput', {
     proxy: t.string({ description: 'Host and path (e.g. `example.com/docs`); null removes the proxy.' }),
   }),
 });
-const SiteKeyInput = builder.inputType('SiteKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }) }) });
+const SiteKeyInput = builder.inputType('SiteKeyInput', { fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }) }) });
 
 const ItemPointerInput = builder.inputType('SiteStructureItemPointerInput', {
   fields: (t) => ({ type: t.field({ type: SiteStructureItemTypeEnum, required: true }), id: t.id({ required: true }) }),
@@ -688,12 +692,12 @@ const movePosition = (p: { before?: PointerArg; after?: PointerArg } | null | un
   p ? dropUndefined({ before: pointer(p.before), after: pointer(p.after) }) : undefined;
 
 const AddSectionToSiteInput = builder.inputType('AddSectionToSiteInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), spaceId: t.id({ required: true }), title: t.string(), icon: t.string() }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), spaceId: t.id({ required: true }), title: t.string(), icon: t.string() }),
 });
 const UpdateSiteSectionInput = builder.inputType('UpdateSiteSectionInput', {
   description: 'Omitted fields are kept; null removes `condition`, `icon`, `description`.',
   fields: (t) => ({
-    organizationId: t.id({ required: true }), siteId: t.id({ required: true }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }),
     sectionId: t.id({ required: true }),
     title: t.string(),
     path: t.string(),
@@ -703,34 +707,34 @@ const UpdateSiteSectionInput = builder.inputType('UpdateSiteSectionInput', {
     description: t.string(),
   }),
 });
-const SiteSectionKeyInput = builder.inputType('SiteSectionKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), sectionId: t.id({ required: true }) }) });
+const SiteSectionKeyInput = builder.inputType('SiteSectionKeyInput', { fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), sectionId: t.id({ required: true }) }) });
 const MoveSiteItemInput = builder.inputType('MoveSiteStructureItemInput', {
   description: 'The deprecated moves: `id` is the moved item (of the mutation\'s type).',
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), id: t.id({ required: true }), position: t.field({ type: MovePositionInput }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), id: t.id({ required: true }), position: t.field({ type: MovePositionInput }) }),
 });
 const AddSectionGroupToSiteInput = builder.inputType('AddSectionGroupToSiteInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), title: t.string({ required: true }), icon: t.string(), sections: t.idList() }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), title: t.string({ required: true }), icon: t.string(), sections: t.idList() }),
 });
 const UpdateSiteSectionGroupInput = builder.inputType('UpdateSiteSectionGroupInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), groupId: t.id({ required: true }), title: t.string(), icon: t.string() }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), groupId: t.id({ required: true }), title: t.string(), icon: t.string() }),
 });
-const SiteSectionGroupKeyInput = builder.inputType('SiteSectionGroupKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), groupId: t.id({ required: true }) }) });
+const SiteSectionGroupKeyInput = builder.inputType('SiteSectionGroupKeyInput', { fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), groupId: t.id({ required: true }) }) });
 const SectionInGroupInput = builder.inputType('SiteSectionInGroupInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), groupId: t.id({ required: true }), sectionId: t.id({ required: true }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), groupId: t.id({ required: true }), sectionId: t.id({ required: true }) }),
 });
 const AddSpaceToSiteInput = builder.inputType('AddSpaceToSiteInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), spaceId: t.id({ required: true }), sectionId: t.id({ description: 'Default: the default section, or the root level of a site without sections.' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), spaceId: t.id({ required: true }), sectionId: t.id({ description: 'Default: the default section, or the root level of a site without sections.' }) }),
 });
 const UpdateSiteSpaceInput = builder.inputType('UpdateSiteSpaceInput', {
   description: 'Omitted fields are kept; null removes `condition`.',
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), siteSpaceId: t.id({ required: true }), path: t.string(), condition: t.string(), spaceId: t.id() }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), siteSpaceId: t.id({ required: true }), path: t.string(), condition: t.string(), spaceId: t.id() }),
 });
-const SiteSpaceKeyInput = builder.inputType('SiteSpaceKeyInput', { fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), siteSpaceId: t.id({ required: true }) }) });
+const SiteSpaceKeyInput = builder.inputType('SiteSpaceKeyInput', { fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), siteSpaceId: t.id({ required: true }) }) });
 const SortSiteStructureInput = builder.inputType('SortSiteStructureInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), item: t.field({ type: ItemPointerInput, required: true }), position: t.field({ type: MovePositionInput, required: true }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), item: t.field({ type: ItemPointerInput, required: true }), position: t.field({ type: MovePositionInput, required: true }) }),
 });
 const UpdateSiteAdaptiveSchemaInput = builder.inputType('UpdateSiteAdaptiveSchemaInput', {
-  fields: (t) => ({ organizationId: t.id({ required: true }), siteId: t.id({ required: true }), jsonSchema: t.field({ type: 'JSON', required: true }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true }), jsonSchema: t.field({ type: 'JSON', required: true }) }),
 });
 
 async function loadItem(ctx: Context, ref: ItemRef) {
@@ -773,7 +777,10 @@ builder.mutationFields((t) => ({
   deleteSite: t.field({
     type: DeletePayload,
     args: { input: t.arg({ type: SiteKeyInput, required: true }) },
-    resolve: async (_r, { input }, ctx) => ({ deleted: await deleteSite(ctx, String(input.organizationId), String(input.siteId)), deletedId: String(input.siteId) }),
+    resolve: async (_r, { input }, ctx) => {
+      const org = await organizationOf(ctx, input.organizationId, 'site', input.siteId);
+      return { deleted: org !== null && (await deleteSite(ctx, org, String(input.siteId))), deletedId: String(input.siteId) };
+    },
   }),
   publishSite: t.field({
     type: SitePayload,

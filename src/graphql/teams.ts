@@ -2,7 +2,7 @@
 // mutations.
 import { builder } from './builder.ts';
 import { keysetConnection, keysetRelation } from './cursors.ts';
-import { DeletePayload, dropUndefined, loadById, loader } from './common.ts';
+import { DeletePayload, dropUndefined, loadById, loader, organizationOf, requireOrganizationOf, OWN_ORGANIZATION_ID } from './common.ts';
 import type { Context } from './context.ts';
 import { MemberRef } from './members.ts';
 import type { Member, Team, TeamMember } from '../generated/prisma/client.ts';
@@ -223,12 +223,12 @@ builder.prismaObjectField('Member', 'teamMemberships', (t) =>
 const TeamPayload = builder.simpleObject('TeamPayload', { fields: (t) => ({ team: t.field({ type: TeamRef }) }) });
 
 const TeamTargetInput = (name: string) =>
-  builder.inputType(name, { fields: (f) => ({ organizationId: f.id({ required: true }), teamId: f.id({ required: true }) }) });
+  builder.inputType(name, { fields: (f) => ({ organizationId: f.id({ description: OWN_ORGANIZATION_ID }), teamId: f.id({ required: true }) }) });
 
 const TeamMemberTargetInput = (name: string, extra = false) =>
   builder.inputType(name, {
     fields: (f) => ({
-      organizationId: f.id({ required: true }),
+      organizationId: f.id({ description: OWN_ORGANIZATION_ID }),
       teamId: f.id({ required: true }),
       userId: f.id({ required: true }),
       ...(extra ? { role: f.field({ type: TeamRoleEnum, description: 'Default member for a newcomer; omitted keeps the role.' }) } : {}),
@@ -269,23 +269,24 @@ builder.mutationFields((t) => ({
     args: {
       input: t.arg({
         type: builder.inputType('UpdateTeamInput', {
-          fields: (f) => ({ organizationId: f.id({ required: true }), teamId: f.id({ required: true }), title: f.string({ required: true }) }),
+          fields: (f) => ({ organizationId: f.id({ description: OWN_ORGANIZATION_ID }), teamId: f.id({ required: true }), title: f.string({ required: true }) }),
         }),
         required: true,
       }),
     },
-    resolve: async (_r, { input }, ctx) => ({
-      team: await updateTeam(ctx, String(input.organizationId), String(input.teamId), { title: input.title }),
-    }),
+    resolve: async (_r, { input }, ctx) => {
+      const org = await requireOrganizationOf(ctx, input.organizationId, 'team', input.teamId, 'Team');
+      return { team: await updateTeam(ctx, org, String(input.teamId), { title: input.title }) };
+    },
   }),
   deleteTeam: t.field({
     type: DeletePayload,
     description: 'Delete a team and its grants (org admins and team owners). Idempotent.',
     args: { input: t.arg({ type: TeamTargetInput('DeleteTeamInput'), required: true }) },
-    resolve: async (_r, { input }, ctx) => ({
-      deleted: await deleteTeam(ctx, String(input.organizationId), String(input.teamId)),
-      deletedId: String(input.teamId),
-    }),
+    resolve: async (_r, { input }, ctx) => {
+      const org = await organizationOf(ctx, input.organizationId, 'team', input.teamId);
+      return { deleted: org !== null && (await deleteTeam(ctx, org, String(input.teamId))), deletedId: String(input.teamId) };
+    },
   }),
   updateTeamMembers: t.field({
     type: TeamPayload,
@@ -294,7 +295,7 @@ builder.mutationFields((t) => ({
       input: t.arg({
         type: builder.inputType('UpdateTeamMembersInput', {
           fields: (f) => ({
-            organizationId: f.id({ required: true }),
+            organizationId: f.id({ description: OWN_ORGANIZATION_ID }),
             teamId: f.id({ required: true }),
             add: f.stringList({ description: 'User ids or e-mail addresses.' }),
             remove: f.stringList({ description: 'User ids or e-mail addresses.' }),
@@ -310,7 +311,8 @@ builder.mutationFields((t) => ({
         ...rest,
         memberships: memberships ? Object.fromEntries(memberships.map((m) => [m.user, { role: m.role }])) : undefined,
       });
-      return { team: await updateTeamMembers(ctx, String(organizationId), String(teamId), body) };
+      const org = await requireOrganizationOf(ctx, organizationId, 'team', teamId, 'Team');
+      return { team: await updateTeamMembers(ctx, org, String(teamId), body) };
     },
   }),
   setTeamMember: t.field({
@@ -319,7 +321,8 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: TeamMemberTargetInput('SetTeamMemberInput', true), required: true }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, teamId, userId, ...fields } = input as typeof input & { role?: 'owner' | 'member' | null };
-      return { teamMember: await setTeamMember(ctx, String(organizationId), String(teamId), String(userId), dropUndefined(fields)) };
+      const org = await requireOrganizationOf(ctx, organizationId, 'team', teamId, 'Team');
+      return { teamMember: await setTeamMember(ctx, org, String(teamId), String(userId), dropUndefined(fields)) };
     },
   }),
   removeTeamMember: t.field({
@@ -327,7 +330,7 @@ builder.mutationFields((t) => ({
     description: 'Remove a member from a team (org admins and team owners). Idempotent.',
     args: { input: t.arg({ type: TeamMemberTargetInput('RemoveTeamMemberInput'), required: true }) },
     resolve: async (_r, { input }, ctx) => ({
-      deleted: await removeTeamMember(ctx, String(input.organizationId), String(input.teamId), String(input.userId)),
+      deleted: await removeTeamMember(ctx, await requireOrganizationOf(ctx, input.organizationId, 'team', input.teamId, 'Team'), String(input.teamId), String(input.userId)),
       deletedId: String(input.userId),
     }),
   }),
