@@ -106,7 +106,8 @@ export function descendantsOf(page: ContentPage): ContentPage[] {
 
 // ------------------------------------------------------------------ links
 
-export type LinkStatus = 'ok' | 'broken' | 'in-app';
+export const LINK_STATUSES = ['ok', 'broken', 'in_app'] as const;
+export type LinkStatus = (typeof LINK_STATUSES)[number];
 export type LinkRelation = 'reference' | 'dependsOn';
 
 export type LinkTarget =
@@ -192,7 +193,7 @@ export function computeLinks(content: RevisionContent, opts: LinkOptions): Conte
       let relation: LinkRelation = 'reference';
       if (target.kind === 'url') {
         key = `url:${target.url}`;
-        status = opts.appUrls.some((base) => isInAppUrl(target.url, base)) ? 'in-app' : 'ok';
+        status = opts.appUrls.some((base) => isInAppUrl(target.url, base)) ? 'in_app' : 'ok';
       } else if (target.kind === 'page') {
         key = target.pageId ? `page:${target.pageId}` : `missing:${target.raw}`;
         status = target.pageId ? 'ok' : 'broken';

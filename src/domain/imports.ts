@@ -25,7 +25,8 @@ import { codeRanges } from '../lib/markdown.ts';
 import { transaction } from '../db/transaction.ts';
 import { lockImportJob, lockSpace, lockSpaceAndChangeRequest } from '../db/locks.ts';
 
-export const IMPORT_SOURCES = ['website', 'docx', 'markdown', 'html', 'zip', 'confluence', 'github-wiki', 'notion', 'google-docs'] as const;
+/** The model's values (GraphQL); REST's `github-wiki` spelling is translated in rest/. */
+export const IMPORT_SOURCES = ['website', 'docx', 'markdown', 'html', 'zip', 'confluence', 'github_wiki', 'notion', 'google_docs'] as const;
 export type ImportSource = (typeof IMPORT_SOURCES)[number];
 
 export const ImportContentInput = z.strictObject({
@@ -47,7 +48,7 @@ export async function startImport(ctx: DomainContext, target: ImportTarget, raw:
   assertEditable(space);
   const input = parseInput(ImportContentInput, raw);
   if (!SUPPORTED_IMPORT_SOURCES.includes(input.source)) {
-    throw badRequest('source', `importing from ${input.source} is not supported here; use one of ${SUPPORTED_IMPORT_SOURCES.join(', ')}`);
+    throw badRequest('source', `importing from this source is not supported here; use one of ${SUPPORTED_IMPORT_SOURCES.join(', ')}`);
   }
   try {
     await assertFetchableUrl(input.url, { allowPrivate: ctx.config.allowPrivateFetch });

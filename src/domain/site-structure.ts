@@ -18,7 +18,8 @@ import type { Tx } from '../db/client.ts';
 import { badRequest, conflict, notFound } from '../lib/errors.ts';
 import { evaluateCondition } from '../lib/conditions.ts';
 
-export const STRUCTURE_ITEM_TYPES = ['site-space', 'site-section', 'site-section-group'] as const;
+/** The model's values (GraphQL); REST's `site-space` spelling is translated in rest/. */
+export const STRUCTURE_ITEM_TYPES = ['site_space', 'site_section', 'site_section_group'] as const;
 export type StructureItemType = (typeof STRUCTURE_ITEM_TYPES)[number];
 export type ItemRef = { type: StructureItemType; id: string };
 
@@ -29,10 +30,11 @@ export type MovePosition = z.infer<typeof MovePosition>;
 export const SortSiteStructureInput = z.strictObject({ item: ItemPointer, position: MovePosition });
 
 const TYPE_LABEL: Record<StructureItemType, string> = {
-  'site-space': 'Site space',
-  'site-section': 'Site section',
-  'site-section-group': 'Site section group',
+  site_space: 'Site space',
+  site_section: 'Site section',
+  site_section_group: 'Site section group',
 };
+const word = (type: StructureItemType) => TYPE_LABEL[type].toLowerCase();
 
 // ------------------------------------------------------------------ snapshot
 
@@ -84,13 +86,13 @@ export function sameContainer(a: Container, b: Container): boolean {
 
 export function containerOf(snap: StructureSnapshot, item: ItemRef): Container {
   switch (item.type) {
-    case 'site-section-group':
+    case 'site_section_group':
       return ROOT;
-    case 'site-section': {
+    case 'site_section': {
       const s = snap.sections.get(item.id)!;
       return s.groupId ? { kind: 'group', id: s.groupId } : ROOT;
     }
-    case 'site-space': {
+    case 'site_space': {
       const s = snap.siteSpaces.get(item.id)!;
       return s.sectionId ? { kind: 'section', id: s.sectionId } : ROOT;
     }
@@ -98,8 +100,8 @@ export function containerOf(snap: StructureSnapshot, item: ItemRef): Container {
 }
 
 export function exists(snap: StructureSnapshot, item: ItemRef): boolean {
-  if (item.type === 'site-section') return snap.sections.has(item.id);
-  if (item.type === 'site-section-group') return snap.groups.has(item.id);
+  if (item.type === 'site_section') return snap.sections.has(item.id);
+  if (item.type === 'site_section_group') return snap.groups.has(item.id);
   return snap.siteSpaces.has(item.id);
 }
 
@@ -115,13 +117,13 @@ export function children(snap: StructureSnapshot, container: Container): ItemRef
   const push = (type: StructureItemType, row: { id: string; position: number; createdAt: Date }) =>
     entries.push({ ref: { type, id: row.id }, position: row.position, createdAt: row.createdAt, id: row.id });
   if (container.kind === 'root') {
-    for (const s of snap.sections.values()) if (!s.groupId) push('site-section', s);
-    for (const g of snap.groups.values()) push('site-section-group', g);
-    for (const s of snap.siteSpaces.values()) if (!s.sectionId) push('site-space', s);
+    for (const s of snap.sections.values()) if (!s.groupId) push('site_section', s);
+    for (const g of snap.groups.values()) push('site_section_group', g);
+    for (const s of snap.siteSpaces.values()) if (!s.sectionId) push('site_space', s);
   } else if (container.kind === 'group') {
-    for (const s of snap.sections.values()) if (s.groupId === container.id) push('site-section', s);
+    for (const s of snap.sections.values()) if (s.groupId === container.id) push('site_section', s);
   } else {
-    for (const s of snap.siteSpaces.values()) if (s.sectionId === container.id) push('site-space', s);
+    for (const s of snap.siteSpaces.values()) if (s.sectionId === container.id) push('site_space', s);
   }
   return entries.sort(byPosition).map((e) => e.ref);
 }
@@ -135,8 +137,8 @@ export function hasSections(snap: StructureSnapshot): boolean {
 export function sectionsInOrder(snap: StructureSnapshot): string[] {
   const out: string[] = [];
   for (const ref of children(snap, ROOT)) {
-    if (ref.type === 'site-section') out.push(ref.id);
-    else if (ref.type === 'site-section-group') for (const s of children(snap, { kind: 'group', id: ref.id })) out.push(s.id);
+    if (ref.type === 'site_section') out.push(ref.id);
+    else if (ref.type === 'site_section_group') for (const s of children(snap, { kind: 'group', id: ref.id })) out.push(s.id);
   }
   return out;
 }
@@ -144,7 +146,7 @@ export function sectionsInOrder(snap: StructureSnapshot): string[] {
 /** Every site space in reading order: root level first, then section by section. */
 export function siteSpacesInOrder(snap: StructureSnapshot): string[] {
   const out = children(snap, ROOT)
-    .filter((r) => r.type === 'site-space')
+    .filter((r) => r.type === 'site_space')
     .map((r) => r.id);
   for (const sectionId of sectionsInOrder(snap)) for (const s of children(snap, { kind: 'section', id: sectionId })) out.push(s.id);
   return out;
@@ -184,18 +186,18 @@ export function planMove(snap: StructureSnapshot, item: ItemRef, position: MoveP
 
   let to: Container = from;
   if (anchor) {
-    if (!exists(snap, anchor)) throw badRequest(anchorField, `no ${anchor.type} ${anchor.id} in this site`);
+    if (!exists(snap, anchor)) throw badRequest(anchorField, `no ${word(anchor.type)} ${anchor.id} in this site`);
     if (sameRef(anchor, item)) throw badRequest(anchorField, 'an item cannot be placed relative to itself');
     to = containerOf(snap, anchor);
     switch (item.type) {
-      case 'site-space':
-        if (anchor.type !== 'site-space') throw badRequest(anchorField, 'a site space can only be placed beside another site space');
+      case 'site_space':
+        if (anchor.type !== 'site_space') throw badRequest(anchorField, 'a site space can only be placed beside another site space');
         break;
-      case 'site-section':
-        if (anchor.type === 'site-space') throw badRequest(anchorField, 'a section can only be placed beside a section or a section group');
+      case 'site_section':
+        if (anchor.type === 'site_space') throw badRequest(anchorField, 'a section can only be placed beside a section or a section group');
         break;
-      case 'site-section-group':
-        if (anchor.type === 'site-space' || to.kind !== 'root') throw badRequest(anchorField, 'a section group can only be placed at the top level, beside a top-level section or another group');
+      case 'site_section_group':
+        if (anchor.type === 'site_space' || to.kind !== 'root') throw badRequest(anchorField, 'a section group can only be placed at the top level, beside a top-level section or another group');
         break;
     }
   }
@@ -208,7 +210,7 @@ export function planMove(snap: StructureSnapshot, item: ItemRef, position: MoveP
   }
   const toOrder = [...target.slice(0, index), item, ...target.slice(index)];
   if (sameContainer(from, to) && toOrder.every((r, i) => sameRef(r, fromCurrent[i]))) {
-    throw conflict(`The ${item.type} is already at this position`);
+    throw conflict(`The ${word(item.type)} is already at this position`);
   }
   return {
     item,
@@ -237,14 +239,14 @@ export async function writeOrder(tx: Tx, snap: StructureSnapshot, container: Con
   const groups: Array<{ id: string; position: number }> = [];
   const siteSpaces: Array<{ id: string; position: number; sectionId: string | null }> = [];
   order.forEach((ref, position) => {
-    if (ref.type === 'site-section') {
+    if (ref.type === 'site_section') {
       if (container.kind === 'section') throw new Error('a section cannot be placed in a section');
       const groupId = container.kind === 'group' ? container.id : null;
       const row = snap.sections.get(ref.id);
       if (row && row.position === position && row.groupId === groupId) return;
       sections.push({ id: ref.id, position, groupId });
       if (row) Object.assign(row, { position, groupId });
-    } else if (ref.type === 'site-section-group') {
+    } else if (ref.type === 'site_section_group') {
       if (container.kind !== 'root') throw new Error('a group can only be placed at the root level');
       const row = snap.groups.get(ref.id);
       if (row && row.position === position) return;
@@ -296,11 +298,11 @@ export function rootItems<S extends { id: string; position: number; createdAt: D
   sections: S[],
   groups: G[],
   siteSpaces: P[],
-): Array<{ type: 'site-section'; item: S } | { type: 'site-section-group'; item: G } | { type: 'site-space'; item: P }> {
+): Array<{ type: 'site_section'; item: S } | { type: 'site_section_group'; item: G } | { type: 'site_space'; item: P }> {
   const all = [
-    ...sections.map((item) => ({ type: 'site-section' as const, item })),
-    ...groups.map((item) => ({ type: 'site-section-group' as const, item })),
-    ...siteSpaces.map((item) => ({ type: 'site-space' as const, item })),
+    ...sections.map((item) => ({ type: 'site_section' as const, item })),
+    ...groups.map((item) => ({ type: 'site_section_group' as const, item })),
+    ...siteSpaces.map((item) => ({ type: 'site_space' as const, item })),
   ];
   return all.sort((a, b) => byPosition(a.item, b.item));
 }
@@ -319,8 +321,8 @@ export function orderSections<S extends { id: string; groupId: string | null; po
   const root = sections.filter((s) => !s.groupId || !knownGroups.has(s.groupId));
   const out: S[] = [];
   for (const entry of rootItems(root, groups, [])) {
-    if (entry.type === 'site-section') out.push(entry.item);
-    else if (entry.type === 'site-section-group') out.push(...(byGroup.get(entry.item.id) ?? []).sort(byPosition));
+    if (entry.type === 'site_section') out.push(entry.item);
+    else if (entry.type === 'site_section_group') out.push(...(byGroup.get(entry.item.id) ?? []).sort(byPosition));
   }
   return out;
 }

@@ -29,6 +29,7 @@ import {
   type Container,
   type ItemRef,
   type MovePosition,
+  type StructureItemType,
   type StructureSnapshot,
   ROOT,
   children,
@@ -48,12 +49,11 @@ import {
 
 // ------------------------------------------------------------------ values and inputs
 
-export const SITE_TYPES = ['basic', 'premium', 'ultimate', 'sponsored', 'legacy-basic', 'legacy-premium'] as const;
-export const SITE_VISIBILITIES = ['public', 'unlisted', 'share-link', 'visitor-auth'] as const;
+// The model's values (GraphQL and Prisma); REST's `share-link` spelling is translated in rest/.
+export const SITE_TYPES = ['basic', 'premium', 'ultimate', 'sponsored', 'legacy_basic', 'legacy_premium'] as const satisfies readonly Site['type'][];
+export const SITE_VISIBILITIES = ['public', 'unlisted', 'share_link', 'visitor_auth'] as const satisfies readonly Site['visibility'][];
 export const AGENTS_CONTEXTS = ['excluded', 'included'] as const;
-
-/** Contract value (`share-link`) → database enum value (`share_link`). */
-const toDb = <T extends string>(v: string) => v.replace(/-/g, '_') as T;
+export const NEW_SITE_CONTENT = ['sample', 'empty'] as const;
 
 export const SiteTitle = z.string().min(2).max(128);
 export const SiteBasename = z
@@ -89,7 +89,10 @@ export const CreateSiteInput = z.strictObject({
   type: z.enum(SITE_TYPES).optional(),
   title: SiteTitle.optional(),
   visibility: z.enum(SITE_VISIBILITIES).optional(),
-  spaces: z.union([z.array(Id).max(100), z.enum(['sample', 'empty'])]).optional(),
+  /** Spaces to show at the root level, in order. */
+  spaceIds: z.array(Id).max(100).optional(),
+  /** Or a new space for the site: `sample` (a few sample pages) or `empty`. */
+  newSpace: z.enum(NEW_SITE_CONTENT).optional(),
 });
 
 export const UpdateSiteInput = z.strictObject({
@@ -130,16 +133,6 @@ export const UpdateSiteSpaceInput = z.strictObject({
   condition: Condition.nullable().optional(),
   spaceId: Id.optional(),
 });
-
-// The deprecated moves name their anchors differently; each maps onto the one ordering model.
-const SectionPointer = z.strictObject({ type: z.literal('site-section'), siteSection: Id });
-const SiteSpacePointer = z.strictObject({ type: z.literal('site-space'), siteSpace: Id });
-const GroupPointer = z.strictObject({ type: z.enum(['site-section', 'site-section-group']), id: Id });
-const moveBody = <P extends z.ZodType>(pointer: P) =>
-  z.strictObject({ position: z.strictObject({ before: pointer.optional(), after: pointer.optional() }).optional() });
-export const MoveSectionInput = moveBody(SectionPointer);
-export const MoveSiteSpaceInput = moveBody(SiteSpacePointer);
-export const MoveGroupInput = moveBody(GroupPointer);
 export { SortSiteStructureInput, ItemPointer };
 
 // ------------------------------------------------------------------ access
@@ -244,7 +237,7 @@ export function siteListWhere(organizationId: string, filter: SiteListFilter): P
     ...(filter.space ? { siteSpaces: { some: { spaceId: filter.space } } } : {}),
     ...(filter.title ? { title: { contains: filter.title, mode: 'insensitive' as const } } : {}),
     ...(filter.published !== undefined ? { published: filter.published } : {}),
-    ...(filter.type?.length ? { type: { in: filter.type.map((t) => toDb<Site['type']>(t)) } } : {}),
+    ...(filter.type?.length ? { type: { in: filter.type } } : {}),
   };
 }
 
@@ -274,13 +267,14 @@ export async function createSite(ctx: DomainContext, organizationId: string, raw
   const m = await ctx.access.requireOrganization(organizationId);
   if (!atLeast(m.role, 'admin')) throw forbidden('This requires the admin role in the organization');
   const input = parseInput(CreateSiteInput, raw);
+  if (input.spaceIds && input.newSpace) throw badRequest('newSpace', 'give either spaceIds or newSpace, not both');
   let spaces: Space[] = [];
-  if (Array.isArray(input.spaces)) {
+  if (input.spaceIds) {
     const seen = new Set<string>();
-    for (const [i, id] of input.spaces.entries()) {
-      if (seen.has(id)) throw badRequest(`spaces.${i}`, 'listed twice');
+    for (const [i, id] of input.spaceIds.entries()) {
+      if (seen.has(id)) throw badRequest(`spaceIds.${i}`, 'listed twice');
       seen.add(id);
-      spaces.push(await requireSiteContent(ctx, organizationId, id, `spaces.${i}`));
+      spaces.push(await requireSiteContent(ctx, organizationId, id, `spaceIds.${i}`));
     }
   }
   const title = input.title ?? 'Untitled site';
@@ -291,16 +285,16 @@ export async function createSite(ctx: DomainContext, organizationId: string, raw
       data: {
         id,
         organizationId,
-        type: toDb<Site['type']>(input.type ?? 'basic'),
+        type: input.type ?? 'basic',
         title,
-        visibility: toDb<Site['visibility']>(input.visibility ?? 'public'),
+        visibility: input.visibility ?? 'public',
         createdAt: now,
       },
     });
-    if (input.spaces === 'sample' || input.spaces === 'empty') {
+    if (input.newSpace) {
       // The same rules as POST ORG/spaces, inside this transaction.
       let space = await createSpaceInTransaction(ctx, tx, organizationId, { title: title.slice(0, 50) });
-      if (input.spaces === 'sample') {
+      if (input.newSpace === 'sample') {
         const base = { spaceId: space.id, createdById: viewer.user.id, storage: ctx.services.storage };
         const first = await applyChanges(tx, { ...base, baseRevisionId: space.revisionId!, changes: SAMPLE_PAGES });
         const parent = first.outcomes[1].pageId;
@@ -329,7 +323,7 @@ export async function updateSite(ctx: DomainContext, organizationId: string | un
   return structural(ctx, siteId, async (tx, snap) => {
     const data: Prisma.SiteUpdateInput = {};
     if (input.title !== undefined) data.title = input.title;
-    if (input.visibility !== undefined) data.visibility = toDb<Site['visibility']>(input.visibility);
+    if (input.visibility !== undefined) data.visibility = input.visibility;
     if (input.basename !== undefined) data.basename = input.basename;
     if (input.adaptiveContent !== undefined) data.adaptiveContentEnabled = input.adaptiveContent.enabled;
     if (input.agentsContext !== undefined) data.agentsContext = input.agentsContext;
@@ -545,7 +539,7 @@ export async function addSectionToSite(ctx: DomainContext, organizationId: strin
     const now = ctx.clock.now();
     const taken = sectionPaths(snap);
     let defaultSectionId = snap.defaultSiteSectionId && snap.sections.has(snap.defaultSiteSectionId) ? snap.defaultSiteSectionId : null;
-    const rootSpaces = children(snap, ROOT).filter((r) => r.type === 'site-space');
+    const rootSpaces = children(snap, ROOT).filter((r) => r.type === 'site_space');
     if (!hasSections(snap) && rootSpaces.length > 0) {
       const wrapperId = newId('SiteSection');
       const path = uniquePath(taken, slugify(site.title));
@@ -607,7 +601,7 @@ export async function deleteSiteSection(ctx: DomainContext, organizationId: stri
   await requireSite(ctx, organizationId, siteId, 'admin');
   return structural(ctx, siteId, async (tx, snap) => {
     if (!snap.sections.has(sectionId)) return false;
-    const container = containerOf(snap, { type: 'site-section', id: sectionId });
+    const container = containerOf(snap, { type: 'site_section', id: sectionId });
     await tx.siteSection.delete({ where: { id: sectionId } });
     snap.sections.delete(sectionId);
     for (const [id, s] of snap.siteSpaces) if (s.sectionId === sectionId) snap.siteSpaces.delete(id);
@@ -641,12 +635,12 @@ export async function addSectionGroupToSite(ctx: DomainContext, organizationId: 
     const rootBefore = children(snap, ROOT);
     const oldGroups = new Set(listed.map((s) => snap.sections.get(s)!.groupId).filter((g): g is string => g !== null));
     // The group takes the place of the first listed section that was at the top level, else the end.
-    const remaining = rootBefore.filter((r) => !(r.type === 'site-section' && seen.has(r.id)));
-    const firstAtRoot = rootBefore.findIndex((r) => r.type === 'site-section' && seen.has(r.id));
-    const index = firstAtRoot < 0 ? remaining.length : rootBefore.slice(0, firstAtRoot).filter((r) => !(r.type === 'site-section' && seen.has(r.id))).length;
+    const remaining = rootBefore.filter((r) => !(r.type === 'site_section' && seen.has(r.id)));
+    const firstAtRoot = rootBefore.findIndex((r) => r.type === 'site_section' && seen.has(r.id));
+    const index = firstAtRoot < 0 ? remaining.length : rootBefore.slice(0, firstAtRoot).filter((r) => !(r.type === 'site_section' && seen.has(r.id))).length;
     snap.groups.set(id, { id, position: -1, createdAt: now });
-    await writeOrder(tx, snap, { kind: 'group', id }, listed.map((s) => ({ type: 'site-section' as const, id: s })));
-    await writeOrder(tx, snap, ROOT, insertAt(remaining, { type: 'site-section-group', id }, index));
+    await writeOrder(tx, snap, { kind: 'group', id }, listed.map((s) => ({ type: 'site_section' as const, id: s })));
+    await writeOrder(tx, snap, ROOT, insertAt(remaining, { type: 'site_section_group', id }, index));
     for (const g of oldGroups) await writeOrder(tx, snap, { kind: 'group', id: g }, children(snap, { kind: 'group', id: g }));
     return { ...group, position: snap.groups.get(id)!.position };
   });
@@ -672,7 +666,7 @@ export async function deleteSiteSectionGroup(ctx: DomainContext, organizationId:
   return structural(ctx, siteId, async (tx, snap) => {
     if (!snap.groups.has(groupId)) return false;
     const members = children(snap, { kind: 'group', id: groupId });
-    const root = children(snap, ROOT).flatMap((r) => (r.type === 'site-section-group' && r.id === groupId ? members : [r]));
+    const root = children(snap, ROOT).flatMap((r) => (r.type === 'site_section_group' && r.id === groupId ? members : [r]));
     await writeOrder(tx, snap, ROOT, root);
     await tx.siteSectionGroup.delete({ where: { id: groupId } });
     return true;
@@ -688,7 +682,7 @@ export async function addSectionToGroup(ctx: DomainContext, organizationId: stri
     const section = snap.sections.get(input.sectionId);
     if (!section) throw badRequest('sectionId', 'no such section in this site');
     if (section.groupId === groupId) return group;
-    const item: ItemRef = { type: 'site-section', id: section.id };
+    const item: ItemRef = { type: 'site_section', id: section.id };
     const from = containerOf(snap, item);
     const target: Container = { kind: 'group', id: groupId };
     await writeOrder(tx, snap, target, [...children(snap, target), item]);
@@ -704,8 +698,8 @@ export async function removeSectionFromGroup(ctx: DomainContext, organizationId:
     await requireGroup(tx, snap, groupId);
     if (snap.sections.get(sectionId)?.groupId !== groupId) return false;
     const root = children(snap, ROOT);
-    const at = root.findIndex((r) => r.type === 'site-section-group' && r.id === groupId) + 1;
-    await writeOrder(tx, snap, ROOT, insertAt(root, { type: 'site-section', id: sectionId }, at));
+    const at = root.findIndex((r) => r.type === 'site_section_group' && r.id === groupId) + 1;
+    await writeOrder(tx, snap, ROOT, insertAt(root, { type: 'site_section', id: sectionId }, at));
     const group: Container = { kind: 'group', id: groupId };
     await writeOrder(tx, snap, group, children(snap, group));
     return true;
@@ -813,7 +807,8 @@ export async function deleteSiteSpace(ctx: DomainContext, organizationId: string
 /**
  * Move one structure item (the deprecated moves and `structure/sort` all come here). A site space
  * moving to another container must not clash there by path or space (409), and the defaults of
- * both containers stay valid.
+ * both containers stay valid. `anchorTypes` narrows the anchors a deprecated move accepts (a
+ * section move: sections only; a group move: sections and groups; a site space move: site spaces).
  */
 export async function moveStructureItem(
   ctx: DomainContext,
@@ -821,12 +816,16 @@ export async function moveStructureItem(
   siteId: string,
   item: ItemRef,
   position: MovePosition | undefined,
-  field = 'position',
+  anchorTypes?: readonly StructureItemType[],
 ): Promise<ItemRef> {
   await requireSite(ctx, organizationId, siteId, 'admin');
+  for (const side of ['before', 'after'] as const) {
+    const anchor = position?.[side];
+    if (anchor && anchorTypes && !anchorTypes.includes(anchor.type)) throw badRequest(`position.${side}.type`, `must be ${anchorTypes.join(' or ')}`);
+  }
   return structural(ctx, siteId, async (tx, snap) => {
-    const plan = planMove(snap, item, position, field);
-    if (item.type === 'site-space' && !sameContainer(plan.from, plan.to)) {
+    const plan = planMove(snap, item, position);
+    if (item.type === 'site_space' && !sameContainer(plan.from, plan.to)) {
       const moving = snap.siteSpaces.get(item.id)!;
       const there = siteSpacesIn(snap, plan.to);
       if (there.some((s) => s.path === moving.path)) throw conflict(`path: "${moving.path}" is already the path of a site space in the target container`);
@@ -834,7 +833,7 @@ export async function moveStructureItem(
     }
     await writeOrder(tx, snap, plan.to, plan.toOrder);
     if (plan.fromOrder) await writeOrder(tx, snap, plan.from, plan.fromOrder);
-    if (item.type === 'site-space' && !sameContainer(plan.from, plan.to)) {
+    if (item.type === 'site_space' && !sameContainer(plan.from, plan.to)) {
       const fromDefault = plan.from.kind === 'section' ? snap.sections.get(plan.from.id)!.defaultSiteSpaceId : snap.defaultSiteSpaceId;
       if (fromDefault === item.id) {
         // Force a new default in the source container.
@@ -846,25 +845,6 @@ export async function moveStructureItem(
     }
     return item;
   });
-}
-
-type MoveBody<P> = { position?: { before?: P; after?: P } };
-const mapPosition = <P>(body: MoveBody<P>, map: (p: P) => ItemRef): MovePosition | undefined =>
-  body.position ? { before: body.position.before && map(body.position.before), after: body.position.after && map(body.position.after) } : undefined;
-
-export async function moveSiteSection(ctx: DomainContext, organizationId: string | undefined, siteId: string, sectionId: string, raw: unknown) {
-  const body = parseInput(MoveSectionInput, raw);
-  return moveStructureItem(ctx, organizationId, siteId, { type: 'site-section', id: sectionId }, mapPosition(body, (p) => ({ type: 'site-section', id: p.siteSection })));
-}
-
-export async function moveSiteSectionGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, raw: unknown) {
-  const body = parseInput(MoveGroupInput, raw);
-  return moveStructureItem(ctx, organizationId, siteId, { type: 'site-section-group', id: groupId }, mapPosition(body, (p) => ({ type: p.type, id: p.id })));
-}
-
-export async function moveSiteSpace(ctx: DomainContext, organizationId: string | undefined, siteId: string, siteSpaceId: string, raw: unknown) {
-  const body = parseInput(MoveSiteSpaceInput, raw);
-  return moveStructureItem(ctx, organizationId, siteId, { type: 'site-space', id: siteSpaceId }, mapPosition(body, (p) => ({ type: 'site-space', id: p.siteSpace })));
 }
 
 /** `PATCH ORG/sites/{siteId}/structure/sort`. */
@@ -897,7 +877,7 @@ export async function removeSpacesFromSites(tx: Tx, spaceIds: string[]): Promise
     for (const container of containers.values()) {
       const rest = children(snap, container);
       await writeOrder(tx, snap, container, rest);
-      await ensureDefault(tx, snap, container, rest.find((r) => r.type === 'site-space')?.id ?? null);
+      await ensureDefault(tx, snap, container, rest.find((r) => r.type === 'site_space')?.id ?? null);
     }
     removed += gone.length;
   }

@@ -23,9 +23,8 @@ import {
   writeOrder,
 } from './collections.ts';
 
-export const SPACE_VISIBILITIES = ['public', 'unlisted', 'share-link', 'visitor-auth', 'in-collection', 'private'] as const;
-/** Contract value (`share-link`) → database enum (`share_link`). */
-export const visibilityToDb = (v: (typeof SPACE_VISIBILITIES)[number]) => v.replace(/-/g, '_') as Space['visibility'];
+/** The model's values (GraphQL and Prisma); REST's `share-link` spelling is translated in rest/. */
+export const SPACE_VISIBILITIES = ['public', 'unlisted', 'share_link', 'visitor_auth', 'in_collection', 'private'] as const satisfies readonly Space['visibility'][];
 
 /** Deleted spaces can be restored for this long, and are purged after it. */
 export const RESTORE_WINDOW_MS = 7 * DAY_MS;
@@ -97,7 +96,7 @@ export async function createSpaceInTransaction(ctx: DomainContext, tx: Tx, organ
   const viewer = ctx.access.requireViewer();
   await ctx.access.requireOrganization(organizationId, 'create');
   const input = parseInput(CreateSpaceInput, raw);
-  if (input.visibility === 'in-collection' && !input.parent) throw badRequest('visibility', 'in-collection needs a parent collection');
+  if (input.visibility === 'in_collection' && !input.parent) throw badRequest('visibility', 'a space in a collection needs a parent collection');
   {
     await lockTree(tx, organizationId);
     const parent = input.parent ? await requireContentContainer(ctx, tx, organizationId, input.parent) : null;
@@ -110,7 +109,7 @@ export async function createSpaceInTransaction(ctx: DomainContext, tx: Tx, organ
         ancestorIds: parent ? [...parent.ancestorIds, parent.id] : [],
         title: input.title || 'Untitled',
         emoji: input.emoji ?? null,
-        visibility: input.visibility ? visibilityToDb(input.visibility) : 'private',
+        visibility: input.visibility ?? 'private',
         defaultLevel: input.defaultLevel ?? null,
         position: await nextPosition(tx, organizationId, parent?.id ?? null),
       },

@@ -24,7 +24,6 @@ import {
 } from '../domain/change-requests.ts';
 import { startImport, waitForImportJob } from '../domain/imports.ts';
 import { badRequest, notFound } from '../lib/errors.ts';
-import { restEnum } from '../rest/router.ts';
 
 export const ChangeRequestStatusEnum = builder.enumType('ChangeRequestStatus', {
   description: 'Lifecycle of a change request. `merged` is reached only by merging.',
@@ -344,7 +343,7 @@ builder.mutationFields((t) => ({
       if (wait < 0 || wait > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
       const { changeRequest } = await resolveChangeRequest(ctx, String(input.spaceId), input.changeRequestId, 'edit');
       assertEditableChangeRequest(changeRequest);
-      const job = await startImport(ctx, { spaceId: changeRequest.spaceId, changeRequestId: changeRequest.id }, { url: input.url, source: restEnum(input.source) });
+      const job = await startImport(ctx, { spaceId: changeRequest.spaceId, changeRequestId: changeRequest.id }, { url: input.url, source: input.source });
       const done = wait > 0 ? await waitForImportJob(ctx, job.id, wait * 1000) : job;
       return { importJob: done, revision: await revisionOrThrow(ctx, done.revisionId ?? job.baseRevisionId) };
     },

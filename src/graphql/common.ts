@@ -1,7 +1,7 @@
 // Shared GraphQL pieces: the error-code enum, role enums, and small helpers every area uses.
 import DataLoader from 'dataloader';
 import { builder } from './builder.ts';
-import { ERROR_CODES, HTTP_STATUS, type ErrorCode } from '../lib/errors.ts';
+import { ERROR_CODES, HTTP_STATUS, notFound, type ErrorCode } from '../lib/errors.ts';
 import { ROLES, type Role } from '../auth/roles.ts';
 import type { Context } from './context.ts';
 import type { User } from '../generated/prisma/client.ts';
@@ -111,3 +111,36 @@ export function primeUsers(ctx: Context, users: Iterable<User>) {
 }
 
 export const loadSpaceById = (ctx: Context, id: string) => loadById(ctx, 'space.byId', id, (ids) => ctx.prisma.space.findMany({ where: { id: { in: ids } } }));
+
+// ------------------------------------------------------------------ the organization of an object
+
+/** Description of the optional `organizationId` of inputs whose object has its own id. */
+export const OWN_ORGANIZATION_ID =
+  "Optional: the object's own organization when omitted. When given (REST paths give theirs), the object must belong to it, else NOT_FOUND.";
+
+const OWNER = {
+  site: (ctx: Context, id: string) => ctx.prisma.site.findUnique({ where: { id }, select: { organizationId: true } }),
+  team: (ctx: Context, id: string) => ctx.prisma.team.findUnique({ where: { id }, select: { organizationId: true } }),
+  samlProvider: (ctx: Context, id: string) => ctx.prisma.samlProvider.findUnique({ where: { id }, select: { organizationId: true } }),
+  translationSettings: (ctx: Context, id: string) => ctx.prisma.translationSettings.findUnique({ where: { id }, select: { organizationId: true } }),
+  linkInvite: (ctx: Context, id: string) => ctx.prisma.linkInvite.findUnique({ where: { id }, select: { organizationId: true } }),
+} as const;
+
+/**
+ * The organization a mutation on an object acts in: `given` when the caller named one (REST paths
+ * do, so an object under another organization's path stays NOT_FOUND), else the object's own.
+ * Null when none was given and the object does not exist (idempotent deletes answer `deleted:
+ * false`; other mutations NOT_FOUND).
+ */
+export async function organizationOf(ctx: Context, given: string | number | null | undefined, model: keyof typeof OWNER, id: string | number): Promise<string | null> {
+  if (given != null) return String(given);
+  ctx.access.requireViewer();
+  return (await OWNER[model](ctx, String(id)))?.organizationId ?? null;
+}
+
+/** `organizationOf`, NOT_FOUND (`what`) when the object does not exist. */
+export async function requireOrganizationOf(ctx: Context, given: string | number | null | undefined, model: keyof typeof OWNER, id: string | number, what: string): Promise<string> {
+  const org = await organizationOf(ctx, given, model, id);
+  if (org === null) throw notFound(what);
+  return org;
+}

@@ -32,7 +32,6 @@ import type { ChangeOutcome } from '../domain/revisions.ts';
 import { classifyLink, markdownToDocument } from '../lib/markdown.ts';
 import { badRequest, notFound } from '../lib/errors.ts';
 import { getImportJob, startImport, waitForImportJob, IMPORT_SOURCES } from '../domain/imports.ts';
-import { restEnum } from '../rest/router.ts';
 import { SpaceRef } from './spaces.ts';
 import { LRUCache } from 'lru-cache';
 
@@ -374,7 +373,7 @@ export const ContentLinkTargetRef = builder.objectRef<LinkNode>('ContentLinkTarg
 export const ContentLinkRef = builder.objectRef<LinkNode>('ContentLink').implement({
   description: 'A link target and the pages where links to it are found.',
   fields: (t) => ({
-    status: t.field({ type: LinkStatusEnum, description: 'Whether the target resolves.', resolve: (l) => l.status.replace('-', '_') as 'ok' | 'broken' | 'in_app' }),
+    status: t.field({ type: LinkStatusEnum, description: 'Whether the target resolves.', resolve: (l) => l.status }),
     relation: t.field({ type: LinkRelationEnum, description: 'Link or dependency.', resolve: (l) => l.relation }),
     target: t.field({ type: ContentLinkTargetRef, description: 'What the link points to.', resolve: (l) => l }),
     locations: t.field({
@@ -399,7 +398,7 @@ export const ContentLinkConnection = builder.connectionObject({
 function linkConnection(ctx: Context, content: RevisionContent, args: PageArgs & { status?: string | null }, pageId?: string) {
   const list = pageId ? 'RevisionPage.links' : 'Revision.links';
   const all = computeLinks(content, { appUrls: appUrlsOf(ctx), pageId });
-  const status = args.status ? (restEnum(args.status) as LinkStatus) : undefined;
+  const status = (args.status ?? undefined) as LinkStatus | undefined;
   const items: LinkNode[] = (status ? all.filter((l) => l.status === status) : all).map((l) => ({ ...l, content }));
   const stats = linkStats(all);
   return keyedConnection(list, items, (l) => l.key, args, { stats: { total: stats.total, broken: stats.broken.total } }) as never;
@@ -713,7 +712,7 @@ builder.mutationField('importSpaceContent', (t) =>
       if (wait < 0 || wait > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
       const job = await startImport(ctx, { spaceId: String(input.spaceId), changeRequestId: input.changeRequestId ? String(input.changeRequestId) : undefined }, {
         url: input.url,
-        source: restEnum(input.source),
+        source: input.source,
       });
       const done = wait > 0 ? await waitForImportJob(ctx, job.id, wait * 1000) : job;
       const revisionId = done.revisionId ?? job.baseRevisionId;

@@ -1,7 +1,7 @@
 // Organizations: the Organization node, queries and the seed's organization mutations.
 import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
-import { RoleEnum, DeletePayload, dropUndefined } from './common.ts';
+import { RoleEnum, DeletePayload, dropUndefined, organizationOf, OWN_ORGANIZATION_ID } from './common.ts';
 import { Viewer } from './users.ts';
 import { notFound } from '../lib/errors.ts';
 import {
@@ -182,7 +182,7 @@ builder.mutationFields((t) => ({
         type: builder.inputType('DeleteLinkInviteInput', {
           description: 'The invite link to revoke.',
           fields: (f) => ({
-            organizationId: f.id({ required: true, description: 'Organization of the invite (`org_…`).' }),
+            organizationId: f.id({ description: OWN_ORGANIZATION_ID }),
             inviteId: f.id({ required: true, description: 'Invite link id (`inv_…`).' }),
           }),
         }),
@@ -190,9 +190,9 @@ builder.mutationFields((t) => ({
         description: 'The invite link to revoke.',
       }),
     },
-    resolve: async (_r, { input }, ctx) => ({
-      deleted: await deleteLinkInvite(ctx, String(input.organizationId), String(input.inviteId)),
-      deletedId: String(input.inviteId),
-    }),
+    resolve: async (_r, { input }, ctx) => {
+      const org = await organizationOf(ctx, input.organizationId, 'linkInvite', input.inviteId);
+      return { deleted: org !== null && (await deleteLinkInvite(ctx, org, String(input.inviteId))), deletedId: String(input.inviteId) };
+    },
   }),
 }));

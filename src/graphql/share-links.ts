@@ -2,7 +2,7 @@
 // Share links are credentials: every field that reaches them needs the organization's admin role.
 import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
-import { DeletePayload, dropUndefined, loader } from './common.ts';
+import { DeletePayload, dropUndefined, loader, OWN_ORGANIZATION_ID } from './common.ts';
 import type { Context } from './context.ts';
 import { SiteRef, publishedBaseUrl } from './sites.ts';
 import { assertSiteMember } from '../domain/sites.ts';
@@ -71,7 +71,7 @@ const ShareLinkPayload = builder.simpleObject('ShareLinkPayload', {
 const CreateSiteShareLinkInput = builder.inputType('CreateSiteShareLinkInput', {
   description: 'The share link to create.',
   fields: (t) => ({
-    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
     siteId: t.id({ required: true, description: 'Site to share (`site_…`); its visibility should be `share_link`.' }),
     name: t.string({ required: true, description: 'A label for the link, at most 50 characters.' }),
   }),
@@ -79,7 +79,7 @@ const CreateSiteShareLinkInput = builder.inputType('CreateSiteShareLinkInput', {
 const UpdateSiteShareLinkInput = builder.inputType('UpdateSiteShareLinkInput', {
   description: 'At least one of `active`, `name`.',
   fields: (t) => ({
-    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
     siteId: t.id({ required: true, description: 'Site of the link (`site_…`).' }),
     shareLinkId: t.id({ required: true, description: 'Share link to update (`shl_…`).' }),
     active: t.boolean({ description: 'false deactivates the link (it stops opening the site at once); true reactivates it.' }),
@@ -89,7 +89,7 @@ const UpdateSiteShareLinkInput = builder.inputType('UpdateSiteShareLinkInput', {
 const SiteShareLinkKeyInput = builder.inputType('SiteShareLinkKeyInput', {
   description: 'Names one share link of a site.',
   fields: (t) => ({
-    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
     siteId: t.id({ required: true, description: 'Site of the link (`site_…`).' }),
     shareLinkId: t.id({ required: true, description: 'The share link (`shl_…`).' }),
   }),
@@ -100,7 +100,7 @@ builder.mutationFields((t) => ({
     type: ShareLinkPayload,
     description: 'Create an active share link for a site; its key is 256 random bits. Organization admins only. REST: POST /v1/orgs/{organizationId}/sites/{siteId}/share-links (201).',
     args: { input: t.arg({ type: CreateSiteShareLinkInput, required: true, description: 'The site and the link’s name.' }) },
-    resolve: async (_r, { input }, ctx) => ({ shareLink: await createShareLink(ctx, String(input.organizationId), String(input.siteId), { name: input.name }) }),
+    resolve: async (_r, { input }, ctx) => ({ shareLink: await createShareLink(ctx, input.organizationId == null ? undefined : String(input.organizationId), String(input.siteId), { name: input.name }) }),
   }),
   updateSiteShareLink: t.field({
     type: ShareLinkPayload,
@@ -108,7 +108,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: UpdateSiteShareLinkInput, required: true, description: 'The link and what to change.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, shareLinkId, ...rest } = input;
-      return { shareLink: await updateShareLink(ctx, String(organizationId), String(siteId), String(shareLinkId), dropUndefined(rest)) };
+      return { shareLink: await updateShareLink(ctx, organizationId == null ? undefined : String(organizationId), String(siteId), String(shareLinkId), dropUndefined(rest)) };
     },
   }),
   deleteSiteShareLink: t.field({
@@ -116,7 +116,7 @@ builder.mutationFields((t) => ({
     description: 'Delete a share link; it stops working at once. Idempotent (deleted: false when already gone). Organization admins only. REST: DELETE /v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}.',
     args: { input: t.arg({ type: SiteShareLinkKeyInput, required: true, description: 'The share link to delete.' }) },
     resolve: async (_r, { input }, ctx) => ({
-      deleted: await deleteShareLink(ctx, String(input.organizationId), String(input.siteId), String(input.shareLinkId)),
+      deleted: await deleteShareLink(ctx, input.organizationId == null ? undefined : String(input.organizationId), String(input.siteId), String(input.shareLinkId)),
       deletedId: String(input.shareLinkId),
     }),
   }),

@@ -14,12 +14,11 @@
 // non-enumerable tag), and each list below filters by the conditions that visitor fails.
 import { builder } from './builder.ts';
 import { keysetConnection, type KeysetPage } from './cursors.ts';
-import { DeletePayload, dropUndefined, loadById, loader } from './common.ts';
+import { DeletePayload, dropUndefined, loadById, loader, organizationOf, OWN_ORGANIZATION_ID } from './common.ts';
 import type { Context } from './context.ts';
 import type { Site, SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
 import { typeOfId } from '../lib/ids.ts';
 import { parseInput } from '../lib/errors.ts';
-import { restEnum } from '../rest/router.ts';
 import {
   addSectionGroupToSite,
   addSectionToGroup,
@@ -33,9 +32,7 @@ import {
   deleteSiteSectionGroup,
   deleteSiteSpace,
   getAdaptiveSchema,
-  moveSiteSection,
-  moveSiteSectionGroup,
-  moveSiteSpace,
+  moveStructureItem,
   orderedSectionIds,
   orderedSiteSpaceIds,
   publishSite,
@@ -567,7 +564,7 @@ const siteFilterOf = (args: SiteFilterArgs) => ({
   ...(args.space != null ? { space: args.space } : {}),
   ...(args.title != null ? { title: args.title } : {}),
   ...(args.published != null ? { published: args.published } : {}),
-  ...(args.type != null ? { type: args.type.map((x) => restEnum(x)!) } : {}),
+  ...(args.type != null ? { type: args.type } : {}),
 });
 
 builder.prismaObjectField('Organization', 'sites', (t) =>
@@ -648,7 +645,11 @@ const SortSiteStructurePayload = builder.simpleObject('SortSiteStructurePayload'
   fields: (t) => ({ item: t.field({ type: SiteStructureItemRef, description: 'The moved item.' }) }),
 });
 
-const ids = (input: { organizationId: string | number; siteId: string | number }) => ({ org: String(input.organizationId), site: String(input.siteId) });
+/** The site of a mutation, and the organization its REST path names (undefined from GraphQL callers who omit it). */
+const ids = (input: { organizationId?: string | number | null; siteId: string | number }) => ({
+  org: input.organizationId == null ? undefined : String(input.organizationId),
+  site: String(input.siteId),
+});
 
 const CreateSiteInput = builder.inputType('CreateSiteInput', {
   description: 'The site to create.',
@@ -666,7 +667,7 @@ const SiteAdaptiveContentInput = builder.inputType('SiteAdaptiveContentInput', {
 const UpdateSiteInput = builder.inputType('UpdateSiteInput', {
   description: 'Omitted fields are kept. `published` is read-only (publishSite / unpublishSite).',
   fields: (t) => ({
-    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }),
     title: t.string({ description: '2 to 128 characters.' }),
     visibility: t.field({ type: SiteVisibilityEnum, description: 'Who may read the published site.' }),
     basename: t.string({ description: 'Path segment of the site under the organization’s address.' }),
@@ -677,7 +678,7 @@ const UpdateSiteInput = builder.inputType('UpdateSiteInput', {
     proxy: t.string({ description: 'Host and path (e.g. `example.com/docs`); null removes the proxy.' }),
   }),
 });
-const SiteKeyInput = builder.inputType('SiteKeyInput', { description: 'Names one site.', fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }) }) });
+const SiteKeyInput = builder.inputType('SiteKeyInput', { description: 'Names one site.', fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }) }) });
 
 const ItemPointerInput = builder.inputType('SiteStructureItemPointerInput', {
   description: 'Names one item of a site’s structure.',
@@ -687,18 +688,19 @@ const MovePositionInput = builder.inputType('SiteStructureMovePositionInput', {
   description: 'Either `before` or `after` an item that can sit beside the moved one; empty: the end of its container.',
   fields: (t) => ({ before: t.field({ type: ItemPointerInput, description: 'Put it just before this item.' }), after: t.field({ type: ItemPointerInput, description: 'Put it just after this item.' }) }),
 });
-const pointerOut = (p: { type: string; id: string | number } | null | undefined) => (p ? { type: restEnum(p.type)!, id: String(p.id) } : undefined);
-const positionOut = (p: { before?: any; after?: any } | null | undefined) =>
-  p ? dropUndefined({ before: pointerOut(p.before), after: pointerOut(p.after) }) : undefined;
+type PointerArg = { type: ItemRef['type']; id: string | number } | null | undefined;
+const pointer = (p: PointerArg) => (p ? { type: p.type, id: String(p.id) } : undefined);
+const movePosition = (p: { before?: PointerArg; after?: PointerArg } | null | undefined) =>
+  p ? dropUndefined({ before: pointer(p.before), after: pointer(p.after) }) : undefined;
 
 const AddSectionToSiteInput = builder.inputType('AddSectionToSiteInput', {
   description: 'The site, the space the section shows, and its settings.',
-  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), spaceId: t.id({ required: true, description: 'Space to show (`space_…`), of the same organization.' }), title: t.string({ description: 'Title shown in the navigation; default: the space title.' }), icon: t.string({ description: 'Icon name or URL.' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), spaceId: t.id({ required: true, description: 'Space to show (`space_…`), of the same organization.' }), title: t.string({ description: 'Title shown in the navigation; default: the space title.' }), icon: t.string({ description: 'Icon name or URL.' }) }),
 });
 const UpdateSiteSectionInput = builder.inputType('UpdateSiteSectionInput', {
   description: 'Omitted fields are kept; null removes `condition`, `icon`, `description`.',
   fields: (t) => ({
-    organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }),
     sectionId: t.id({ required: true, description: 'The section (`sitesc_…`).' }),
     title: t.string({ description: 'New title.' }),
     path: t.string({ description: 'URL path segment of the section.' }),
@@ -708,45 +710,45 @@ const UpdateSiteSectionInput = builder.inputType('UpdateSiteSectionInput', {
     description: t.string({ description: 'Short text shown with the section.' }),
   }),
 });
-const SiteSectionKeyInput = builder.inputType('SiteSectionKeyInput', { description: 'Names one section of a site.', fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), sectionId: t.id({ required: true, description: 'The section (`sitesc_…`).' }) }) });
+const SiteSectionKeyInput = builder.inputType('SiteSectionKeyInput', { description: 'Names one section of a site.', fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), sectionId: t.id({ required: true, description: 'The section (`sitesc_…`).' }) }) });
 const MoveSiteItemInput = builder.inputType('MoveSiteStructureItemInput', {
   description: 'The deprecated moves: `id` is the moved item (of the mutation\'s type).',
-  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), id: t.id({ required: true, description: 'The item to move.' }), position: t.field({ type: MovePositionInput, description: 'Where to put it; omitted: the end of its container.' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), id: t.id({ required: true, description: 'The item to move.' }), position: t.field({ type: MovePositionInput, description: 'Where to put it; omitted: the end of its container.' }) }),
 });
 const AddSectionGroupToSiteInput = builder.inputType('AddSectionGroupToSiteInput', {
   description: 'The site and the group to add.',
-  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), title: t.string({ required: true, description: 'Title of the group.' }), icon: t.string({ description: 'Icon name or URL.' }), sections: t.idList({ description: 'Existing sections to move into the group, in order.' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), title: t.string({ required: true, description: 'Title of the group.' }), icon: t.string({ description: 'Icon name or URL.' }), sections: t.idList({ description: 'Existing sections to move into the group, in order.' }) }),
 });
 const UpdateSiteSectionGroupInput = builder.inputType('UpdateSiteSectionGroupInput', {
   description: 'The group and what to change; omitted fields are kept.',
-  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), groupId: t.id({ required: true, description: 'The section group (`sitesg_…`).' }), title: t.string({ description: 'New title.' }), icon: t.string({ description: 'Icon name or URL; null removes it.' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), groupId: t.id({ required: true, description: 'The section group (`sitesg_…`).' }), title: t.string({ description: 'New title.' }), icon: t.string({ description: 'Icon name or URL; null removes it.' }) }),
 });
-const SiteSectionGroupKeyInput = builder.inputType('SiteSectionGroupKeyInput', { description: 'Names one section group of a site.', fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), groupId: t.id({ required: true, description: 'The section group (`sitesg_…`).' }) }) });
+const SiteSectionGroupKeyInput = builder.inputType('SiteSectionGroupKeyInput', { description: 'Names one section group of a site.', fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), groupId: t.id({ required: true, description: 'The section group (`sitesg_…`).' }) }) });
 const SectionInGroupInput = builder.inputType('SiteSectionInGroupInput', {
   description: 'A section and a group of the same site.',
-  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), groupId: t.id({ required: true, description: 'The section group (`sitesg_…`).' }), sectionId: t.id({ required: true, description: 'The section (`sitesc_…`).' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), groupId: t.id({ required: true, description: 'The section group (`sitesg_…`).' }), sectionId: t.id({ required: true, description: 'The section (`sitesc_…`).' }) }),
 });
 const AddSpaceToSiteInput = builder.inputType('AddSpaceToSiteInput', {
   description: 'The site, the space to show and where.',
-  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), spaceId: t.id({ required: true, description: 'Space to show (`space_…`), of the same organization.' }), sectionId: t.id({ description: 'Default: the default section, or the root level of a site without sections.' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), spaceId: t.id({ required: true, description: 'Space to show (`space_…`), of the same organization.' }), sectionId: t.id({ description: 'Default: the default section, or the root level of a site without sections.' }) }),
 });
 const UpdateSiteSpaceInput = builder.inputType('UpdateSiteSpaceInput', {
   description: 'Omitted fields are kept; null removes `condition`.',
-  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), siteSpaceId: t.id({ required: true, description: 'The site space (`sitesp_…`).' }), path: t.string({ description: 'URL path segment of the site space.' }), condition: t.string({ description: 'Adaptive-content expression deciding who sees it; null removes it.' }), spaceId: t.id({ description: 'Show another space (`space_…`) in its place.' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), siteSpaceId: t.id({ required: true, description: 'The site space (`sitesp_…`).' }), path: t.string({ description: 'URL path segment of the site space.' }), condition: t.string({ description: 'Adaptive-content expression deciding who sees it; null removes it.' }), spaceId: t.id({ description: 'Show another space (`space_…`) in its place.' }) }),
 });
-const SiteSpaceKeyInput = builder.inputType('SiteSpaceKeyInput', { description: 'Names one site space.', fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), siteSpaceId: t.id({ required: true, description: 'The site space (`sitesp_…`).' }) }) });
+const SiteSpaceKeyInput = builder.inputType('SiteSpaceKeyInput', { description: 'Names one site space.', fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), siteSpaceId: t.id({ required: true, description: 'The site space (`sitesp_…`).' }) }) });
 const SortSiteStructureInput = builder.inputType('SortSiteStructureInput', {
   description: 'The item to move and its anchor.',
-  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), item: t.field({ type: ItemPointerInput, required: true, description: 'The item to move.' }), position: t.field({ type: MovePositionInput, required: true, description: 'The sibling to put it before or after.' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), item: t.field({ type: ItemPointerInput, required: true, description: 'The item to move.' }), position: t.field({ type: MovePositionInput, required: true, description: 'The sibling to put it before or after.' }) }),
 });
 const UpdateSiteAdaptiveSchemaInput = builder.inputType('UpdateSiteAdaptiveSchemaInput', {
   description: 'The site and its visitor schema.',
-  fields: (t) => ({ organizationId: t.id({ required: true, description: 'Organization of the site (`org_…`).' }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), jsonSchema: t.field({ type: 'JSON', required: true, description: 'A JSON Schema object describing visitor claims (`type: object` with `properties`).' }) }),
+  fields: (t) => ({ organizationId: t.id({ description: OWN_ORGANIZATION_ID }), siteId: t.id({ required: true, description: 'The site (`site_…`).' }), jsonSchema: t.field({ type: 'JSON', required: true, description: 'A JSON Schema object describing visitor claims (`type: object` with `properties`).' }) }),
 });
 
 async function loadItem(ctx: Context, ref: ItemRef) {
-  if (ref.type === 'site-section') return ctx.prisma.siteSection.findUniqueOrThrow({ where: { id: ref.id } });
-  if (ref.type === 'site-section-group') return ctx.prisma.siteSectionGroup.findUniqueOrThrow({ where: { id: ref.id } });
+  if (ref.type === 'site_section') return ctx.prisma.siteSection.findUniqueOrThrow({ where: { id: ref.id } });
+  if (ref.type === 'site_section_group') return ctx.prisma.siteSectionGroup.findUniqueOrThrow({ where: { id: ref.id } });
   return ctx.prisma.siteSpace.findUniqueOrThrow({ where: { id: ref.id } });
 }
 
@@ -763,8 +765,11 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateSiteInput, required: true, description: 'The site to create.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, spaceIds, newSpace, type, visibility, ...rest } = input;
-      const spaces = newSpace ?? spaceIds?.map(String) ?? undefined;
-      const site = await createSite(ctx, String(organizationId), dropUndefined({ ...rest, type: restEnum(type ?? undefined), visibility: restEnum(visibility ?? undefined), spaces }));
+      const site = await createSite(
+        ctx,
+        String(organizationId),
+        dropUndefined({ ...rest, type: type ?? undefined, visibility: visibility ?? undefined, spaceIds: spaceIds?.map(String), newSpace: newSpace ?? undefined }),
+      );
       return done(ctx, site.id, { site });
     },
   }),
@@ -775,15 +780,17 @@ builder.mutationFields((t) => ({
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, siteId, visibility, ...rest } = input;
       const k = ids({ organizationId, siteId });
-      const site = await updateSite(ctx, k.org, k.site, dropUndefined({ ...rest, visibility: restEnum(visibility ?? undefined) ?? undefined }));
+      const site = await updateSite(ctx, k.org, k.site, dropUndefined({ ...rest, visibility: visibility ?? undefined }));
       return done(ctx, site.id, { site });
     },
   }),
   deleteSite: t.field({
     type: DeletePayload,
-    description: 'Delete a site with its structure and share links (the spaces stay). Organization admins only. Idempotent (deleted: false when already gone). REST: DELETE /v1/orgs/{organizationId}/sites/{siteId}.',
     args: { input: t.arg({ type: SiteKeyInput, required: true, description: 'The site to delete.' }) },
-    resolve: async (_r, { input }, ctx) => ({ deleted: await deleteSite(ctx, String(input.organizationId), String(input.siteId)), deletedId: String(input.siteId) }),
+    resolve: async (_r, { input }, ctx) => {
+      const org = await organizationOf(ctx, input.organizationId, 'site', input.siteId);
+      return { deleted: org !== null && (await deleteSite(ctx, org, String(input.siteId))), deletedId: String(input.siteId) };
+    },
   }),
   publishSite: t.field({
     type: SitePayload,
@@ -849,9 +856,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: MoveSiteItemInput, required: true, description: 'The section and where to put it.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
-      const position = positionOut(input.position);
-      const map = (p?: { type: string; id: string }) => p && { type: p.type, siteSection: p.id };
-      const ref = await moveSiteSection(ctx, k.org, k.site, String(input.id), position ? { position: dropUndefined({ before: map(position.before), after: map(position.after) }) } : {});
+      const ref = await moveStructureItem(ctx, k.org, k.site, { type: 'site_section', id: String(input.id) }, movePosition(input.position), ['site_section']);
       return done(ctx, k.site, { section: (await loadItem(ctx, ref)) as SiteSection });
     },
   }),
@@ -910,8 +915,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: MoveSiteItemInput, required: true, description: 'The group and where to put it.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
-      const position = positionOut(input.position);
-      const ref = await moveSiteSectionGroup(ctx, k.org, k.site, String(input.id), position ? { position } : {});
+      const ref = await moveStructureItem(ctx, k.org, k.site, { type: 'site_section_group', id: String(input.id) }, movePosition(input.position), ['site_section', 'site_section_group']);
       return done(ctx, k.site, { group: (await loadItem(ctx, ref)) as SiteSectionGroup });
     },
   }),
@@ -952,9 +956,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: MoveSiteItemInput, required: true, description: 'The site space and where to put it.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
-      const position = positionOut(input.position);
-      const map = (p?: { type: string; id: string }) => p && { type: p.type, siteSpace: p.id };
-      const ref = await moveSiteSpace(ctx, k.org, k.site, String(input.id), position ? { position: dropUndefined({ before: map(position.before), after: map(position.after) }) } : {});
+      const ref = await moveStructureItem(ctx, k.org, k.site, { type: 'site_space', id: String(input.id) }, movePosition(input.position), ['site_space']);
       return done(ctx, k.site, { siteSpace: (await loadItem(ctx, ref)) as SiteSpace });
     },
   }),
@@ -964,7 +966,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: SortSiteStructureInput, required: true, description: 'The item and its anchor.' }) },
     resolve: async (_r, { input }, ctx) => {
       const k = ids(input);
-      const ref = await sortSiteStructure(ctx, k.org, k.site, { item: pointerOut(input.item), position: positionOut(input.position) ?? {} });
+      const ref = await sortSiteStructure(ctx, k.org, k.site, { item: pointer(input.item), position: movePosition(input.position) ?? {} });
       return done(ctx, k.site, { item: await loadItem(ctx, ref) });
     },
   }),

@@ -12,7 +12,6 @@ import {
   transferSpace,
 } from '../domain/spaces.ts';
 import { notFound } from '../lib/errors.ts';
-import { restEnum } from '../rest/router.ts';
 import type { Context } from './context.ts';
 import { CollectionRef, ContentPositionInput, moveBody } from './collections.ts';
 
@@ -191,7 +190,7 @@ builder.mutationField('createSpace', (t) =>
     args: { input: t.arg({ type: CreateSpaceInput, required: true, description: 'The space to create.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, visibility, ...rest } = input;
-      const space = await createSpace(ctx, String(organizationId), dropUndefined({ ...rest, visibility: restEnum(visibility ?? undefined) ?? undefined }));
+      const space = await createSpace(ctx, String(organizationId), dropUndefined({ ...rest, visibility: visibility ?? undefined }));
       return { space };
     },
   }),

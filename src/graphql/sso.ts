@@ -2,7 +2,7 @@
 // Organization.ssoProviderLogins, the query by id and one mutation per operation.
 import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
-import { RoleEnum, DeletePayload, dropUndefined } from './common.ts';
+import { RoleEnum, DeletePayload, dropUndefined, organizationOf, requireOrganizationOf, OWN_ORGANIZATION_ID } from './common.ts';
 import {
   getSamlProvider,
   createSamlProvider,
@@ -148,7 +148,7 @@ const CreateSamlProviderInput = builder.inputType('CreateSamlProviderInput', {
 const UpdateSamlProviderInput = builder.inputType('UpdateSamlProviderInput', {
   description: 'Omitted fields are kept; an empty entityID/certificate or a null defaultTeam clears it.',
   fields: (t) => ({
-    organizationId: t.id({ required: true, description: 'Organization (`org_…`).' }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
     id: t.id({ required: true, description: 'Provider to update (`saml_…`).' }),
     label: t.string({ description: '1 to 30 characters.' }),
     entityID: t.string({ description: "The identity provider's entity ID (max 1024); empty clears it." }),
@@ -162,7 +162,7 @@ const UpdateSamlProviderInput = builder.inputType('UpdateSamlProviderInput', {
 const DeleteSamlProviderInput = builder.inputType('DeleteSamlProviderInput', {
   description: 'The provider to delete.',
   fields: (t) => ({
-    organizationId: t.id({ required: true, description: 'Organization (`org_…`).' }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
     id: t.id({ required: true, description: 'SAML provider id (`saml_…`).' }),
   }),
 });
@@ -183,16 +183,17 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: UpdateSamlProviderInput, required: true, description: 'The provider and what to change.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, id, ...fields } = input;
-      return { samlProvider: await updateSamlProvider(ctx, String(organizationId), String(id), dropUndefined(fields)) };
+      const org = await requireOrganizationOf(ctx, organizationId, 'samlProvider', id, 'SAML provider');
+      return { samlProvider: await updateSamlProvider(ctx, org, String(id), dropUndefined(fields)) };
     },
   }),
   deleteSamlProvider: t.field({
     type: DeletePayload,
     description: 'Delete a SAML provider (organization admins). Idempotent (deleted: false when already gone). REST: DELETE /v1/orgs/{organizationId}/saml/{samlProviderId} (204 whether or not it existed).',
     args: { input: t.arg({ type: DeleteSamlProviderInput, required: true, description: 'The provider to delete.' }) },
-    resolve: async (_r, { input }, ctx) => ({
-      deleted: await deleteSamlProvider(ctx, String(input.organizationId), String(input.id)),
-      deletedId: String(input.id),
-    }),
+    resolve: async (_r, { input }, ctx) => {
+      const org = await organizationOf(ctx, input.organizationId, 'samlProvider', input.id);
+      return { deleted: org !== null && (await deleteSamlProvider(ctx, org, String(input.id))), deletedId: String(input.id) };
+    },
   }),
 }));

@@ -2,7 +2,7 @@
 // mutations.
 import { builder } from './builder.ts';
 import { keysetConnection, keysetRelation } from './cursors.ts';
-import { DeletePayload, dropUndefined, loadById, loader } from './common.ts';
+import { DeletePayload, dropUndefined, loadById, loader, organizationOf, requireOrganizationOf, OWN_ORGANIZATION_ID } from './common.ts';
 import type { Context } from './context.ts';
 import { MemberRef } from './members.ts';
 import type { Member, Team, TeamMember } from '../generated/prisma/client.ts';
@@ -242,7 +242,7 @@ const TeamTargetInput = (name: string) =>
   builder.inputType(name, {
     description: 'Names one team.',
     fields: (f) => ({
-      organizationId: f.id({ required: true, description: 'Organization of the team (`org_…`).' }),
+      organizationId: f.id({ description: OWN_ORGANIZATION_ID }),
       teamId: f.id({ required: true, description: 'The team (`team_…`).' }),
     }),
   });
@@ -251,7 +251,7 @@ const TeamMemberTargetInput = (name: string, extra = false) =>
   builder.inputType(name, {
     description: 'Names one user of a team.',
     fields: (f) => ({
-      organizationId: f.id({ required: true, description: 'Organization of the team (`org_…`).' }),
+      organizationId: f.id({ description: OWN_ORGANIZATION_ID }),
       teamId: f.id({ required: true, description: 'The team (`team_…`).' }),
       userId: f.id({ required: true, description: 'The user (`user_…`); must be a member of the organization.' }),
       ...(extra ? { role: f.field({ type: TeamRoleEnum, description: 'Role in the team. Omitted: `member` for a newcomer, unchanged for a current member.' }) } : {}),
@@ -298,7 +298,7 @@ builder.mutationFields((t) => ({
         type: builder.inputType('UpdateTeamInput', {
           description: 'The team and its new name.',
           fields: (f) => ({
-            organizationId: f.id({ required: true, description: 'Organization of the team (`org_…`).' }),
+            organizationId: f.id({ description: OWN_ORGANIZATION_ID }),
             teamId: f.id({ required: true, description: 'The team (`team_…`).' }),
             title: f.string({ required: true, description: 'New team name.' }),
           }),
@@ -306,18 +306,19 @@ builder.mutationFields((t) => ({
         required: true,
       }),
     },
-    resolve: async (_r, { input }, ctx) => ({
-      team: await updateTeam(ctx, String(input.organizationId), String(input.teamId), { title: input.title }),
-    }),
+    resolve: async (_r, { input }, ctx) => {
+      const org = await requireOrganizationOf(ctx, input.organizationId, 'team', input.teamId, 'Team');
+      return { team: await updateTeam(ctx, org, String(input.teamId), { title: input.title }) };
+    },
   }),
   deleteTeam: t.field({
     type: DeletePayload,
     description: 'Delete a team and its grants (org admins and team owners). Idempotent (deleted: false when already gone). REST: DELETE /v1/orgs/{organizationId}/teams/{teamId}.',
     args: { input: t.arg({ type: TeamTargetInput('DeleteTeamInput'), required: true, description: 'The team to delete.' }) },
-    resolve: async (_r, { input }, ctx) => ({
-      deleted: await deleteTeam(ctx, String(input.organizationId), String(input.teamId)),
-      deletedId: String(input.teamId),
-    }),
+    resolve: async (_r, { input }, ctx) => {
+      const org = await organizationOf(ctx, input.organizationId, 'team', input.teamId);
+      return { deleted: org !== null && (await deleteTeam(ctx, org, String(input.teamId))), deletedId: String(input.teamId) };
+    },
   }),
   updateTeamMembers: t.field({
     type: TeamPayload,
@@ -328,7 +329,7 @@ builder.mutationFields((t) => ({
         type: builder.inputType('UpdateTeamMembersInput', {
           description: 'The team and the membership changes.',
           fields: (f) => ({
-            organizationId: f.id({ required: true, description: 'Organization of the team (`org_…`).' }),
+            organizationId: f.id({ description: OWN_ORGANIZATION_ID }),
             teamId: f.id({ required: true, description: 'The team (`team_…`).' }),
             add: f.stringList({ description: 'Users to add as `member`: user ids or e-mail addresses of organization members.' }),
             remove: f.stringList({ description: 'Users to remove: user ids or e-mail addresses.' }),
@@ -344,7 +345,8 @@ builder.mutationFields((t) => ({
         ...rest,
         memberships: memberships ? Object.fromEntries(memberships.map((m) => [m.user, { role: m.role }])) : undefined,
       });
-      return { team: await updateTeamMembers(ctx, String(organizationId), String(teamId), body) };
+      const org = await requireOrganizationOf(ctx, organizationId, 'team', teamId, 'Team');
+      return { team: await updateTeamMembers(ctx, org, String(teamId), body) };
     },
   }),
   setTeamMember: t.field({
@@ -356,7 +358,8 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: TeamMemberTargetInput('SetTeamMemberInput', true), required: true, description: 'The team, the user and the role.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, teamId, userId, ...fields } = input as typeof input & { role?: 'owner' | 'member' | null };
-      return { teamMember: await setTeamMember(ctx, String(organizationId), String(teamId), String(userId), dropUndefined(fields)) };
+      const org = await requireOrganizationOf(ctx, organizationId, 'team', teamId, 'Team');
+      return { teamMember: await setTeamMember(ctx, org, String(teamId), String(userId), dropUndefined(fields)) };
     },
   }),
   removeTeamMember: t.field({
@@ -364,7 +367,7 @@ builder.mutationFields((t) => ({
     description: 'Remove a member from a team (org admins and team owners). Idempotent (deleted: false when not in the team). REST: DELETE /v1/orgs/{organizationId}/teams/{teamId}/members/{userId}.',
     args: { input: t.arg({ type: TeamMemberTargetInput('RemoveTeamMemberInput'), required: true, description: 'The team and the user to remove.' }) },
     resolve: async (_r, { input }, ctx) => ({
-      deleted: await removeTeamMember(ctx, String(input.organizationId), String(input.teamId), String(input.userId)),
+      deleted: await removeTeamMember(ctx, await requireOrganizationOf(ctx, input.organizationId, 'team', input.teamId, 'Team'), String(input.teamId), String(input.userId)),
       deletedId: String(input.userId),
     }),
   }),

@@ -2,7 +2,7 @@
 // and one mutation per operation (create, update, delete).
 import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
-import { DeletePayload, dropUndefined } from './common.ts';
+import { DeletePayload, dropUndefined, organizationOf, requireOrganizationOf, OWN_ORGANIZATION_ID } from './common.ts';
 import {
   getTranslationSettings,
   createTranslationSettings,
@@ -102,7 +102,7 @@ const CreateTranslationSettingsInput = builder.inputType('CreateTranslationSetti
 const UpdateTranslationSettingsInput = builder.inputType('UpdateTranslationSettingsInput', {
   description: 'Replaces the title; `languages`, when given, replaces the list.',
   fields: (t) => ({
-    organizationId: t.id({ required: true, description: 'Organization (`org_…`).' }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
     id: t.id({ required: true, description: 'Settings to replace (`trs_…`).' }),
     title: t.string({ required: true, description: '1 to 100 characters.' }),
     languages: t.stringList({ description: 'BCP 47 language tags; canonicalized. Omitted keeps the list.' }),
@@ -112,7 +112,7 @@ const UpdateTranslationSettingsInput = builder.inputType('UpdateTranslationSetti
 const DeleteTranslationSettingsInput = builder.inputType('DeleteTranslationSettingsInput', {
   description: 'The translation settings to delete.',
   fields: (t) => ({
-    organizationId: t.id({ required: true, description: 'Organization (`org_…`).' }),
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
     id: t.id({ required: true, description: 'Translation settings id (`trs_…`).' }),
   }),
 });
@@ -133,16 +133,17 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: UpdateTranslationSettingsInput, required: true, description: 'The settings and their new values.' }) },
     resolve: async (_r, { input }, ctx) => {
       const { organizationId, id, ...fields } = input;
-      return { translationSettings: await updateTranslationSettings(ctx, String(organizationId), String(id), dropUndefined(fields)) };
+      const org = await requireOrganizationOf(ctx, organizationId, 'translationSettings', id, 'Translation settings');
+      return { translationSettings: await updateTranslationSettings(ctx, org, String(id), dropUndefined(fields)) };
     },
   }),
   deleteTranslationSettings: t.field({
     type: DeletePayload,
     description: 'Delete translation settings. REST: DELETE /v1/orgs/{organizationId}/translations/{translationSettingsId} (205 deleted, 204 absent). Organization admins; idempotent (deleted: false when already gone).',
     args: { input: t.arg({ type: DeleteTranslationSettingsInput, required: true, description: 'The settings to delete.' }) },
-    resolve: async (_r, { input }, ctx) => ({
-      deleted: await deleteTranslationSettings(ctx, String(input.organizationId), String(input.id)),
-      deletedId: String(input.id),
-    }),
+    resolve: async (_r, { input }, ctx) => {
+      const org = await organizationOf(ctx, input.organizationId, 'translationSettings', input.id);
+      return { deleted: org !== null && (await deleteTranslationSettings(ctx, org, String(input.id))), deletedId: String(input.id) };
+    },
   }),
 }));

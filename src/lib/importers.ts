@@ -266,7 +266,7 @@ const normalize = (u: URL) => `${u.origin}${trimSlash(u.pathname)}${u.search}`;
 
 // ------------------------------------------------------------------ dispatch
 
-export type ImportSource = 'website' | 'docx' | 'markdown' | 'html' | 'zip' | 'confluence' | 'github-wiki' | 'notion' | 'google-docs';
+export type ImportSource = 'website' | 'docx' | 'markdown' | 'html' | 'zip' | 'confluence' | 'github_wiki' | 'notion' | 'google_docs';
 
 /** Convert a fetched body (or, for `website`, crawl from the URL) into pages and files. */
 export async function importFromSource(source: ImportSource, body: Buffer, url: string, fetcher: Fetcher): Promise<ConvertedImport> {

@@ -10,6 +10,7 @@ import {
   PAGE_FIELDS,
   PAGE_FIELDS_WITH_FORMAT,
   IMPORT_WAIT_SECONDS,
+  ImportContentBody,
   extendRevisionRepresentation,
   locationContext,
   revisionFields,
@@ -24,7 +25,6 @@ import {
 } from './content.ts';
 import { CHANGE_REQUEST_STATUSES, CreateChangeRequestInput, UpdateChangeRequestInput } from '../domain/change-requests.ts';
 import { ContentChangesInput } from '../domain/revisions.ts';
-import { ImportContentInput } from '../domain/imports.ts';
 import { fileNotInRevision, pageNotInRevision } from '../domain/content.ts';
 
 const CR = '/v1/spaces/:spaceId/change-requests/:changeRequestId';
@@ -237,10 +237,10 @@ export const routes: RestRoute[] = [
   {
     method: 'POST',
     path: `${CR}/content/import`,
-    body: ImportContentInput,
+    body: ImportContentBody,
     document: `mutation($input: ImportChangeRequestContentInput!) {
       importChangeRequestContent(input: $input) { importJob { id state error importedResources totalResources } revision { id } } }`,
-    variables: ({ params, body }) => ({ input: { ...target(params), url: body.url, source: body.source.replace(/-/g, '_'), waitSeconds: IMPORT_WAIT_SECONDS } }),
+    variables: ({ params, body }) => ({ input: { ...target(params), url: body.url, source: body.source, waitSeconds: IMPORT_WAIT_SECONDS } }),
     result: (d) => toRestImportResult(d.importChangeRequestContent),
     status: 201,
   },

@@ -10,7 +10,7 @@ import {
   listEnvelope,
   compact,
   restEnum,
-  gqlEnum,
+  contractEnum,
   q,
   CONNECTION_FIELDS,
   type ConnectionData,
@@ -18,8 +18,8 @@ import {
 import { SPACE_FIELDS, toRestSpace } from './spaces.ts';
 import { ORGANIZATION_FIELDS, toRestOrganization } from './organizations.ts';
 import { ContentChangesInput } from '../domain/revisions.ts';
-import { ImportContentInput } from '../domain/imports.ts';
-import { fileNotInRevision, pageNotInRevision } from '../domain/content.ts';
+import { IMPORT_SOURCES, ImportContentInput } from '../domain/imports.ts';
+import { LINK_STATUSES, fileNotInRevision, pageNotInRevision } from '../domain/content.ts';
 import { badRequest } from '../lib/errors.ts';
 
 // ------------------------------------------------------------------ selections
@@ -182,7 +182,9 @@ const formatShape = {
   format: z.enum(['markdown', 'document']).optional(),
   evaluated: q.bool(),
 };
-const linkStatus = z.enum(['ok', 'broken', 'in-app']).optional();
+const linkStatus = contractEnum(LINK_STATUSES).optional();
+/** `POST …/content/import`, with the contract's `github-wiki` spelling of sources. */
+export const ImportContentBody = ImportContentInput.extend({ source: contractEnum(IMPORT_SOURCES) });
 
 const SPACE = '/v1/spaces/:spaceId';
 
@@ -230,7 +232,7 @@ export const routes: RestRoute[] = [
         links(first: $first, after: $after, status: $status) { ${CONNECTION_FIELDS} stats { total broken } nodes { ${LINK_FIELDS} } }
       } } }
     }`,
-    variables: ({ params, query }) => ({ id: params.spaceId, pageId: params.pageId, ...pageVariables(query), status: gqlEnum(query.status) ?? null }),
+    variables: ({ params, query }) => ({ id: params.spaceId, pageId: params.pageId, ...pageVariables(query), status: query.status ?? null }),
     result: (d, { params }) => {
       const page = d.space.revision.page;
       if (!page) throw pageNotInRevision(params.pageId);
@@ -246,7 +248,7 @@ export const routes: RestRoute[] = [
         links(first: $first, after: $after, status: $status) { ${CONNECTION_FIELDS} stats { total broken } nodes { ${LINK_FIELDS} } }
       } }
     }`,
-    variables: ({ params, query }) => ({ id: params.spaceId, ...pageVariables(query), status: gqlEnum(query.status) ?? null }),
+    variables: ({ params, query }) => ({ id: params.spaceId, ...pageVariables(query), status: query.status ?? null }),
     result: (d) => toRestLinkListing(d.space.revision.links, locationContext(d.space)),
   },
   {
@@ -305,11 +307,11 @@ export const routes: RestRoute[] = [
   {
     method: 'POST',
     path: `${SPACE}/content/import`,
-    body: ImportContentInput,
+    body: ImportContentBody,
     document: `mutation($input: ImportSpaceContentInput!) {
       importSpaceContent(input: $input) { importJob { id state error importedResources totalResources } revision { id } }
     }`,
-    variables: ({ params, body }) => ({ input: { spaceId: params.spaceId, url: body.url, source: gqlEnum(body.source), waitSeconds: IMPORT_WAIT_SECONDS } }),
+    variables: ({ params, body }) => ({ input: { spaceId: params.spaceId, url: body.url, source: body.source, waitSeconds: IMPORT_WAIT_SECONDS } }),
     result: (d) => toRestImportResult(d.importSpaceContent),
     status: 201,
   },

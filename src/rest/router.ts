@@ -35,6 +35,8 @@ export type RestRoute<Q = any, B = any> = {
   result?: (data: any, input: RestInput<Q, B>) => unknown;
   /** Success status: fixed, or computed from the data (e.g. 205 deleted / 204 absent). */
   status?: number | ((data: any, input: RestInput<Q, B>) => number);
+  /** Domain input fields the contract names otherwise (`spaceIds` → `spaces`), for 400 messages. */
+  fieldNames?: Record<string, string>;
 };
 
 export type RestResponse = { status: number; body?: unknown; headers?: Record<string, string> };
@@ -111,6 +113,16 @@ export function compact<T extends Record<string, unknown>>(obj: T, keepNull: str
 /** GraphQL enum names use `_` where the contract's values use `-` (`share_link` ↔ `share-link`). */
 export const restEnum = (v: string | null | undefined) => (v == null ? v : v.replace(/_/g, '-'));
 export const gqlEnum = (v: string | null | undefined) => (v == null ? v : v.replace(/-/g, '_'));
+
+/**
+ * A contract enum in a REST body or query: accepts the contract's spelling (`share-link`) and
+ * hands the domain the model's (`share_link`). `values` are the domain's (model) values; the 400
+ * for a bad value lists the contract's. Use it via `DomainSchema.extend({ field: contractEnum(…) })`.
+ */
+export function contractEnum<const T extends readonly [string, ...string[]]>(values: T) {
+  const contract = values.map((v) => v.replace(/_/g, '-')) as unknown as [string, ...string[]];
+  return z.enum(contract).transform((v) => gqlEnum(v) as T[number]);
+}
 
 // ------------------------------------------------------------------ path parameters
 
@@ -241,7 +253,7 @@ export class RestRouter {
         contextValue: ctx,
         variableValues: route.variables(input),
       });
-      if (result.errors?.length) return errorResponse(result.errors[0], ctx);
+      if (result.errors?.length) return errorResponse(result.errors[0], ctx, route.fieldNames);
       const status = typeof route.status === 'function' ? route.status(result.data, input) : (route.status ?? 200);
       if (status === 204 || status === 205) return { status };
       const body = route.result ? route.result(result.data, input) : result.data;
@@ -272,15 +284,17 @@ function queryToObject(sp: URLSearchParams): Record<string, string | string[]> {
 /** GraphQL paging arguments under the names the REST caller used (`pageVariables`). */
 const REST_PAGE_ARGS: Record<string, string> = { after: 'page', before: 'page', first: 'limit', last: 'limit' };
 
-function restFieldNames(error: AppError): string {
-  const rest = error.field && REST_PAGE_ARGS[error.field];
+function restFieldNames(error: AppError, fieldNames: Record<string, string> = {}): string {
+  if (!error.field) return error.message;
+  const [head, ...tail] = error.field.split('.');
+  const rest = REST_PAGE_ARGS[error.field] ?? (fieldNames[head] !== undefined ? [fieldNames[head], ...tail].join('.') : undefined);
   if (!rest || !error.message.startsWith(`${error.field}:`)) return error.message;
-  return `${rest}${error.message.slice(error.field!.length)}`;
+  return `${rest}${error.message.slice(error.field.length)}`;
 }
 
 export { errorBody };
 
-function errorResponse(err: unknown, ctx: Context): RestResponse {
+function errorResponse(err: unknown, ctx: Context, fieldNames?: Record<string, string>): RestResponse {
   const original = err instanceof GraphQLError ? (err.originalError ?? err) : err;
   if (isDatabaseUnavailable(original)) {
     // An outage fails every request: a warning each, not an "unexpected error".
@@ -289,7 +303,7 @@ function errorResponse(err: unknown, ctx: Context): RestResponse {
   }
   if (original instanceof AppError) {
     const status = HTTP_STATUS[original.code];
-    return { status, body: errorBody(status, restFieldNames(original)) };
+    return { status, body: errorBody(status, restFieldNames(original, fieldNames)) };
   }
   if (err instanceof GraphQLError && !err.originalError) {
     // Variable coercion and validation errors: the caller's input is wrong.

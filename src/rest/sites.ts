@@ -1,7 +1,7 @@
 // REST routes for sites, sections, section groups, site spaces, the published view and the
 // structure sort, on the GraphQL operations of graphql/sites.ts.
 import { z } from 'zod';
-import { type RestRoute, listQueryShape, pageVariables, listEnvelope, compact, restEnum, gqlEnum, q, CONNECTION_FIELDS } from './router.ts';
+import { type RestRoute, listQueryShape, pageVariables, listEnvelope, compact, restEnum, contractEnum, q, CONNECTION_FIELDS } from './router.ts';
 import { SPACE_FIELDS, toRestSpace } from './spaces.ts';
 import {
   AddGroupInput,
@@ -9,17 +9,17 @@ import {
   AddSectionToGroupInput,
   AddSiteSpaceInput,
   CreateSiteInput,
-  MoveGroupInput,
-  MoveSectionInput,
-  MoveSiteSpaceInput,
+  ItemPointer,
+  NEW_SITE_CONTENT,
   PutAdaptiveSchemaInput,
   SITE_TYPES,
-  SortSiteStructureInput,
+  SITE_VISIBILITIES,
   UpdateGroupInput,
   UpdateSectionInput,
   UpdateSiteInput,
   UpdateSiteSpaceInput,
 } from '../domain/sites.ts';
+import { STRUCTURE_ITEM_TYPES, type ItemRef } from '../domain/site-structure.ts';
 import { notFound } from '../lib/errors.ts';
 
 const ORG = '/v1/orgs/:organizationId';
@@ -169,15 +169,42 @@ export const DEFAULT_CUSTOMIZATION = {
 
 const shareKeyQuery = { shareKey: z.string().max(512).optional() };
 const siteTypeList = z
-  .union([z.enum(SITE_TYPES), z.array(z.enum(SITE_TYPES))])
+  .union([contractEnum(SITE_TYPES), z.array(contractEnum(SITE_TYPES))])
   .transform((v) => (Array.isArray(v) ? v : [v]))
   .optional();
 const SiteListQuery = z.strictObject({ ...listQueryShape, space: q.string(200), title: q.string(128), published: q.bool(), type: siteTypeList });
 
 const keys = (params: Record<string, string>) => ({ organizationId: params.organizationId, siteId: params.siteId });
-const pointer = (p?: { type: string; id: string }) => (p ? { type: gqlEnum(p.type), id: p.id } : undefined);
-const position = (p?: { before?: { type: string; id: string }; after?: { type: string; id: string } }) =>
-  p ? { before: pointer(p.before), after: pointer(p.after) } : undefined;
+
+// ------------------------------------------------------------------ bodies in the contract's words
+
+const Id = z.string().min(1).max(200);
+
+/** `spaces`: space ids, or `sample` / `empty` for a new space (the domain's `spaceIds` / `newSpace`). */
+const CreateSiteBody = CreateSiteInput.omit({ spaceIds: true, newSpace: true }).extend({
+  type: contractEnum(SITE_TYPES).optional(),
+  visibility: contractEnum(SITE_VISIBILITIES).optional(),
+  spaces: z.union([z.array(Id).max(100), z.enum(NEW_SITE_CONTENT)]).optional(),
+});
+const UpdateSiteBody = UpdateSiteInput.extend({ visibility: contractEnum(SITE_VISIBILITIES).optional() });
+
+const ContractPointer = ItemPointer.extend({ type: contractEnum(STRUCTURE_ITEM_TYPES) });
+const SortBody = z.strictObject({
+  item: ContractPointer,
+  position: z.strictObject({ before: ContractPointer.optional(), after: ContractPointer.optional() }),
+});
+
+// The deprecated moves name their anchors `{type, siteSection}` / `{type, siteSpace}`; they become
+// the model's `{type, id}` here.
+const moveBody = <P extends z.ZodType<ItemRef>>(pointer: P) =>
+  z.strictObject({ position: z.strictObject({ before: pointer.optional(), after: pointer.optional() }).optional() });
+const MoveSectionBody = moveBody(
+  z.strictObject({ type: z.literal('site-section'), siteSection: Id }).transform((p): ItemRef => ({ type: 'site_section', id: p.siteSection })),
+);
+const MoveSiteSpaceBody = moveBody(
+  z.strictObject({ type: z.literal('site-space'), siteSpace: Id }).transform((p): ItemRef => ({ type: 'site_space', id: p.siteSpace })),
+);
+const MoveGroupBody = moveBody(z.strictObject({ type: contractEnum(['site_section', 'site_section_group']), id: Id }));
 
 // ------------------------------------------------------------------ routes
 
@@ -196,21 +223,22 @@ export const routes: RestRoute[] = [
       space: query.space ?? null,
       title: query.title ?? null,
       published: query.published ?? null,
-      type: query.type?.map((t: string) => gqlEnum(t)) ?? null,
+      type: query.type ?? null,
     }),
     result: (d) => listEnvelope(d.organization.sites, toRestSite),
   },
   {
     method: 'POST',
     path: `${ORG}/sites`,
-    body: CreateSiteInput,
+    body: CreateSiteBody,
+    fieldNames: { spaceIds: 'spaces', newSpace: 'spaces' },
     document: `mutation($input: CreateSiteInput!) { createSite(input: $input) { site { ${SITE_FIELDS} } } }`,
     variables: ({ params, body }) => ({
       input: {
         organizationId: params.organizationId,
-        type: gqlEnum(body.type),
+        type: body.type,
         title: body.title,
-        visibility: gqlEnum(body.visibility),
+        visibility: body.visibility,
         spaceIds: Array.isArray(body.spaces) ? body.spaces : undefined,
         newSpace: typeof body.spaces === 'string' ? body.spaces : undefined,
       },
@@ -228,9 +256,9 @@ export const routes: RestRoute[] = [
   {
     method: 'PATCH',
     path: SITE,
-    body: UpdateSiteInput,
+    body: UpdateSiteBody,
     document: `mutation($input: UpdateSiteInput!) { updateSite(input: $input) { site { ${SITE_FIELDS} } } }`,
-    variables: ({ params, body }) => ({ input: { ...keys(params), ...body, visibility: gqlEnum(body.visibility) } }),
+    variables: ({ params, body }) => ({ input: { ...keys(params), ...body } }),
     result: (d) => toRestSite(d.updateSite.site),
   },
   {
@@ -280,9 +308,9 @@ export const routes: RestRoute[] = [
   {
     method: 'PATCH',
     path: `${SITE}/structure/sort`,
-    body: SortSiteStructureInput,
+    body: SortBody,
     document: `mutation($input: SortSiteStructureInput!) { sortSiteStructure(input: $input) { item { ${ITEM_FIELDS} } } }`,
-    variables: ({ params, body }) => ({ input: { ...keys(params), item: pointer(body.item), position: position(body.position) } }),
+    variables: ({ params, body }) => ({ input: { ...keys(params), item: body.item, position: body.position } }),
     result: (d) => toRestItem(d.sortSiteStructure.item),
   },
 
@@ -364,18 +392,9 @@ export const routes: RestRoute[] = [
   {
     method: 'POST',
     path: `${SITE}/sections/:siteSectionId/move`,
-    body: MoveSectionInput,
+    body: MoveSectionBody,
     document: `mutation($input: MoveSiteStructureItemInput!) { moveSiteSection(input: $input) { section { ${SECTION_FIELDS} } } }`,
-    variables: ({ params, body }) => ({
-      input: {
-        ...keys(params),
-        id: params.siteSectionId,
-        position: body.position && position({
-          before: body.position.before && { type: body.position.before.type, id: body.position.before.siteSection },
-          after: body.position.after && { type: body.position.after.type, id: body.position.after.siteSection },
-        }),
-      },
-    }),
+    variables: ({ params, body }) => ({ input: { ...keys(params), id: params.siteSectionId, position: body.position } }),
     result: (d) => toRestSection(d.moveSiteSection.section),
   },
 
@@ -432,9 +451,9 @@ export const routes: RestRoute[] = [
   {
     method: 'POST',
     path: `${SITE}/section-groups/:siteSectionGroupId/move`,
-    body: MoveGroupInput,
+    body: MoveGroupBody,
     document: `mutation($input: MoveSiteStructureItemInput!) { moveSiteSectionGroup(input: $input) { group { ${GROUP_FIELDS} } } }`,
-    variables: ({ params, body }) => ({ input: { ...keys(params), id: params.siteSectionGroupId, position: position(body.position) } }),
+    variables: ({ params, body }) => ({ input: { ...keys(params), id: params.siteSectionGroupId, position: body.position } }),
     result: (d) => toRestGroup(d.moveSiteSectionGroup.group),
   },
 
@@ -492,18 +511,9 @@ export const routes: RestRoute[] = [
   {
     method: 'POST',
     path: `${SITE}/site-spaces/:siteSpaceId/move`,
-    body: MoveSiteSpaceInput,
+    body: MoveSiteSpaceBody,
     document: `mutation($input: MoveSiteStructureItemInput!) { moveSiteSpace(input: $input) { siteSpace { ${SITE_SPACE_FIELDS} } } }`,
-    variables: ({ params, body }) => ({
-      input: {
-        ...keys(params),
-        id: params.siteSpaceId,
-        position: body.position && position({
-          before: body.position.before && { type: body.position.before.type, id: body.position.before.siteSpace },
-          after: body.position.after && { type: body.position.after.type, id: body.position.after.siteSpace },
-        }),
-      },
-    }),
+    variables: ({ params, body }) => ({ input: { ...keys(params), id: params.siteSpaceId, position: body.position } }),
     result: (d) => toRestSiteSpace(d.moveSiteSpace.siteSpace),
   },
 ];

@@ -1,7 +1,7 @@
 // REST routes for spaces, on the GraphQL operations of graphql/spaces.ts.
 import { z } from 'zod';
-import { type RestRoute, compact, restEnum, listQuery, pageVariables, listEnvelope, CONNECTION_FIELDS } from './router.ts';
-import { CreateSpaceInput, UpdateSpaceInput } from '../domain/spaces.ts';
+import { type RestRoute, compact, restEnum, contractEnum, listQuery, pageVariables, listEnvelope, CONNECTION_FIELDS } from './router.ts';
+import { CreateSpaceInput, SPACE_VISIBILITIES, UpdateSpaceInput } from '../domain/spaces.ts';
 import { MoveContentInput, TransferContentInput } from '../domain/collections.ts';
 
 export const SPACE_FIELDS = `
@@ -52,10 +52,10 @@ export const routes: RestRoute[] = [
   {
     method: 'POST',
     path: '/v1/orgs/:organizationId/spaces',
-    body: CreateSpaceInput,
+    body: CreateSpaceInput.extend({ visibility: contractEnum(SPACE_VISIBILITIES).optional() }),
     document: `mutation($input: CreateSpaceInput!) { createSpace(input: $input) { space { ${SPACE_FIELDS} } } }`,
     variables: ({ params, body }) => ({
-      input: { organizationId: params.organizationId, ...body, visibility: body.visibility?.replace(/-/g, '_') },
+      input: { organizationId: params.organizationId, ...body },
     }),
     result: (d) => toRestSpace(d.createSpace.space),
     status: 201,
