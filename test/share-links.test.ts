@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
-import { resolveShareKey, spaceVisibleWithShareKey } from '../src/domain/share-links.ts';
+import { Access } from '../src/auth/access.ts';
 import { createSite, createSpace, startSiteTests, statusOf, type TestUser } from './fixtures/sites.ts';
 
 let t: TestApp;
@@ -158,18 +158,18 @@ describe('reading a share-link site with shareKey', () => {
     const siteId = await newSite({ visibility: 'share-link', spaces: [spaceId] });
     const link = (await t.client().orgs.createSiteShareLink(t.org.id, siteId, { name: 'K' })).data;
     const key = new URL(link.urls.published!).searchParams.get('share')!;
-    const ctx = { prisma: t.app.prisma };
-    expect(await resolveShareKey(ctx, siteId, key)).toMatchObject({ shareLinkId: link.id, siteId, organizationId: t.org.id });
-    expect(await resolveShareKey(ctx, null, key)).toMatchObject({ siteId });
-    expect(await resolveShareKey(ctx, 'site_other', key)).toBeNull();
-    expect(await resolveShareKey(ctx, siteId, 'shk_nope')).toBeNull();
-    expect(await resolveShareKey(ctx, siteId, 'nope')).toBeNull();
-    expect(await spaceVisibleWithShareKey(ctx, spaceId, key)).toBe(false); // not published yet
+    const access = new Access(t.app.prisma, null);
+    expect(await access.resolveShareKey(siteId, key)).toMatchObject({ shareLinkId: link.id, siteId, organizationId: t.org.id });
+    expect(await access.resolveShareKey(null, key)).toMatchObject({ siteId });
+    expect(await access.resolveShareKey('site_other', key)).toBeNull();
+    expect(await access.resolveShareKey(siteId, 'shk_nope')).toBeNull();
+    expect(await access.resolveShareKey(siteId, 'nope')).toBeNull();
+    expect(await access.spaceVisibleWithShareKey(spaceId, key)).toBe(false); // not published yet
     await t.client().orgs.publishSite(t.org.id, siteId);
-    expect(await spaceVisibleWithShareKey(ctx, spaceId, key)).toBe(true);
-    expect(await spaceVisibleWithShareKey(ctx, hidden, key)).toBe(false);
+    expect(await access.spaceVisibleWithShareKey(spaceId, key)).toBe(true);
+    expect(await access.spaceVisibleWithShareKey(hidden, key)).toBe(false);
     await t.client().orgs.updateSiteShareLinkById(t.org.id, siteId, link.id, { active: false });
-    expect(await resolveShareKey(ctx, siteId, key)).toBeNull();
-    expect(await spaceVisibleWithShareKey(ctx, spaceId, key)).toBe(false);
+    expect(await access.resolveShareKey(siteId, key)).toBeNull();
+    expect(await access.spaceVisibleWithShareKey(spaceId, key)).toBe(false);
   });
 });
