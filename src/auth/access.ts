@@ -7,6 +7,11 @@
 //     down from collections; when the whole chain is unset, the member's organization role);
 //   - guests (org role null) get only explicit grants;
 //   - public and unlisted spaces are readable by any authenticated caller.
+// Organization-scoped resources (sites, share links, SAML providers, OpenAPI specs, translation
+// settings, members, teams) are decided by one table, ORG_ACTIONS: `requireOrg` enforces a row and
+// `canOrg` answers the `permissions` flags. Who reads a site's published view, and what a share
+// key opens, is decided here too (`siteReader`, `resolveShareKey`); no other module reads a
+// membership.
 // Not visible → NOT_FOUND; visible but not allowed → FORBIDDEN.
 // Loads are batched per request with DataLoader so listing 100 spaces costs a constant number
 // of statements.
