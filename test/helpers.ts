@@ -6,14 +6,15 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
-import { inject } from 'vitest';
-import { GitBookAPI } from '@gitbook/api';
+import { expect, inject } from 'vitest';
+import { GitBookAPI, GitBookAPIError } from '@gitbook/api';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createApp, type App } from '../src/app.ts';
 import { ShiftedClock } from '../src/lib/clock.ts';
 import { issueToken } from '../src/auth/tokens.ts';
 import { newId } from '../src/lib/ids.ts';
 import type { Role } from '../src/generated/prisma/enums.ts';
+import type { User } from '../src/generated/prisma/client.ts';
 import { withDatabase, TEMPLATE_DB } from './global-setup.ts';
 
 export const ADMIN_TOKEN = 'dg_test_admin_token_0123456789abcdef';
@@ -84,6 +85,26 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
     return { user, token, client: client(token) };
   }
 
+  /**
+   * The cast of callers the access tables test with, each created on first use and then kept for
+   * the file: `anonymous` (no token), `outsider` (not a member), `guest` (member without a role),
+   * one member per organization role (`reader` … `creator`), and `admin` (the bootstrap admin).
+   */
+  const cast = new Map<CallerName, Promise<Caller>>();
+  function as(name: CallerName): Promise<Caller> {
+    let c = cast.get(name);
+    if (!c) {
+      c =
+        name === 'anonymous'
+          ? Promise.resolve({ user: null, token: null, client: new GitBookAPI({ endpoint: baseUrl }) })
+          : name === 'admin'
+            ? Promise.resolve({ user: adminUser, token: ADMIN_TOKEN, client: client() })
+            : createUser(CALLER_ROLES[name]);
+      cast.set(name, c);
+    }
+    return c;
+  }
+
   function client(token = ADMIN_TOKEN) {
     return new GitBookAPI({ endpoint: baseUrl, authToken: token });
   }
@@ -109,5 +130,59 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
     fs.rmSync(filesDir, { recursive: true, force: true });
   }
 
-  return { app, baseUrl, databaseUrl, org, adminUser, clock, gql, rest, client, createUser, countQueries, close, token: ADMIN_TOKEN };
+  return { app, baseUrl, databaseUrl, org, adminUser, clock, gql, rest, client, createUser, as, countQueries, close, token: ADMIN_TOKEN };
+}
+
+// ------------------------------------------------------------------ access tables
+
+/** The role in the test organization of each caller of the cast (undefined: not a member; null: guest). */
+const CALLER_ROLES = {
+  outsider: undefined,
+  guest: null,
+  reader: 'read',
+  commenter: 'comment',
+  editor: 'edit',
+  reviewer: 'review',
+  creator: 'create',
+} as const satisfies Record<string, Role | null | undefined>;
+export type CallerName = 'anonymous' | keyof typeof CALLER_ROLES | 'admin';
+export type Caller = { user: User | null; token: string | null; client: GitBookAPI };
+
+/**
+ * A request to try as each caller: a REST call (`{ method, path, body? }`), or a function of the
+ * caller that answers a status (a number, a `{ status }`, or an official-client call, whose
+ * GitBookAPIError is read for its status).
+ */
+export type AccessRequest = { method: string; path: string; body?: unknown } | ((caller: Caller) => Promise<number | { status: number }>);
+
+/** The official client's error status, or the response status. */
+export async function statusOf(p: Promise<number | { status: number }>): Promise<number> {
+  try {
+    const r = await p;
+    return typeof r === 'number' ? r : r.status;
+  } catch (e) {
+    if (e instanceof GitBookAPIError) return e.code;
+    throw e;
+  }
+}
+
+/**
+ * Try `request` as each caller of `expected`, in the order given (list a caller that succeeds in
+ * changing something last), and compare the statuses as one table, so a failure shows the whole
+ * row: `expectAccess(t, { method: 'GET', path }, { anonymous: 401, outsider: 404, guest: 403, reader: 200 })`.
+ * REST error statuses must come with the contract's error body.
+ */
+export async function expectAccess(t: TestApp, request: AccessRequest, expected: Partial<Record<CallerName, number>>, label?: string) {
+  const actual: Partial<Record<CallerName, number>> = {};
+  for (const name of Object.keys(expected) as CallerName[]) {
+    const caller = await t.as(name);
+    if (typeof request === 'function') {
+      actual[name] = await statusOf(request(caller));
+    } else {
+      const r = await t.rest(request.method, request.path, request.body, caller.token);
+      if (r.status >= 400) expect(r.body?.error?.code, `${name}: ${request.method} ${request.path} error body`).toBe(r.status);
+      actual[name] = r.status;
+    }
+  }
+  expect(actual, label ?? (typeof request === 'function' ? 'access' : `${request.method} ${request.path}`)).toEqual(expected);
 }

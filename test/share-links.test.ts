@@ -1,10 +1,10 @@
 // Share links: list, create, update, delete; and the reading operations that take `shareKey`
 // answering for a share-link site only with an active key of that site.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from './helpers.ts';
+import { expectAccess, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
-import { resolveShareKey, spaceVisibleWithShareKey } from '../src/domain/share-links.ts';
-import { createSite, createSpace, startSiteTests, statusOf, type TestUser } from './fixtures/sites.ts';
+import { Access } from '../src/auth/access.ts';
+import { createSite, createSpace, startSiteTests, type TestUser } from './fixtures/sites.ts';
 
 let t: TestApp;
 let reader: TestUser;
@@ -73,19 +73,20 @@ describe('share links', () => {
   it('admins only (share links are credentials): 403 for readers, 404 for outsiders and missing ones, 401', async () => {
     const siteId = await newSite();
     const link = (await t.client().orgs.createSiteShareLink(t.org.id, siteId, { name: 'Team' })).data;
-    expect(await statusOf(reader.client.orgs.listSiteShareLinks(t.org.id, siteId))).toBe(403);
-    expect(await statusOf(reader.client.orgs.createSiteShareLink(t.org.id, siteId, { name: 'Mine' }))).toBe(403);
-    expect(await statusOf(reader.client.orgs.updateSiteShareLinkById(t.org.id, siteId, link.id, { active: false }))).toBe(403);
-    expect((await t.rest('DELETE', `${ORG}/sites/${siteId}/share-links/${link.id}`, undefined, reader.token)).status).toBe(403);
-    expect(await statusOf(outsider.client.orgs.listSiteShareLinks(t.org.id, siteId))).toBe(404);
-    expect(await statusOf(outsider.client.orgs.createSiteShareLink(t.org.id, siteId, { name: 'Mine' }))).toBe(404);
-    expect((await t.rest('DELETE', `${ORG}/sites/${siteId}/share-links/${link.id}`, undefined, outsider.token)).status).toBe(404);
-    expect((await t.rest('GET', `${ORG}/sites/${siteId}/share-links`, undefined, null)).status).toBe(401);
+    const belowAdmin = { anonymous: 401, outsider: 404, guest: 403, reader: 403, editor: 403, creator: 403 };
+    await expectAccess(t, (c) => c.client.orgs.listSiteShareLinks(t.org.id, siteId), { ...belowAdmin, admin: 200 }, 'listSiteShareLinks');
+    await expectAccess(t, (c) => c.client.orgs.createSiteShareLink(t.org.id, siteId, { name: 'Mine' }), belowAdmin, 'createSiteShareLink');
+    await expectAccess(t, (c) => c.client.orgs.updateSiteShareLinkById(t.org.id, siteId, link.id, { active: false }), { outsider: 404, reader: 403 }, 'updateSiteShareLinkById');
+    await expectAccess(t, { method: 'GET', path: `${ORG}/sites/${siteId}/share-links` }, { ...belowAdmin, admin: 200 });
+    await expectAccess(t, { method: 'PATCH', path: `${ORG}/sites/${siteId}/share-links/${link.id}`, body: { active: false } }, belowAdmin);
+    await expectAccess(t, { method: 'DELETE', path: `${ORG}/sites/${siteId}/share-links/${link.id}` }, belowAdmin);
+    expect((await t.client().orgs.listSiteShareLinks(t.org.id, siteId)).data.items.map((l) => [l.id, l.active])).toEqual([[link.id, true]]);
     expect((await t.rest('PATCH', `${ORG}/sites/${siteId}/share-links/shl_missing`, { active: false })).status).toBe(404);
     expect((await t.rest('GET', `${ORG}/sites/site_missing/share-links`)).status).toBe(404);
     expect((await t.rest('DELETE', `${ORG}/sites/site_missing/share-links/${link.id}`)).status).toBe(404);
     const node = await t.gql(`query($id: ID!) { node(id: $id) { id } }`, { id: link.id }, reader.token);
     expect(node.data?.node ?? null).toBeNull();
+    expect((await t.gql(`query($id: ID!) { node(id: $id) { id } }`, { id: link.id })).data.node).toEqual({ id: link.id });
   });
 });
 
@@ -158,18 +159,18 @@ describe('reading a share-link site with shareKey', () => {
     const siteId = await newSite({ visibility: 'share-link', spaces: [spaceId] });
     const link = (await t.client().orgs.createSiteShareLink(t.org.id, siteId, { name: 'K' })).data;
     const key = new URL(link.urls.published!).searchParams.get('share')!;
-    const ctx = { prisma: t.app.prisma };
-    expect(await resolveShareKey(ctx, siteId, key)).toMatchObject({ shareLinkId: link.id, siteId, organizationId: t.org.id });
-    expect(await resolveShareKey(ctx, null, key)).toMatchObject({ siteId });
-    expect(await resolveShareKey(ctx, 'site_other', key)).toBeNull();
-    expect(await resolveShareKey(ctx, siteId, 'shk_nope')).toBeNull();
-    expect(await resolveShareKey(ctx, siteId, 'nope')).toBeNull();
-    expect(await spaceVisibleWithShareKey(ctx, spaceId, key)).toBe(false); // not published yet
+    const access = new Access(t.app.prisma, null);
+    expect(await access.resolveShareKey(siteId, key)).toMatchObject({ shareLinkId: link.id, siteId, organizationId: t.org.id });
+    expect(await access.resolveShareKey(null, key)).toMatchObject({ siteId });
+    expect(await access.resolveShareKey('site_other', key)).toBeNull();
+    expect(await access.resolveShareKey(siteId, 'shk_nope')).toBeNull();
+    expect(await access.resolveShareKey(siteId, 'nope')).toBeNull();
+    expect(await access.spaceVisibleWithShareKey(spaceId, key)).toBe(false); // not published yet
     await t.client().orgs.publishSite(t.org.id, siteId);
-    expect(await spaceVisibleWithShareKey(ctx, spaceId, key)).toBe(true);
-    expect(await spaceVisibleWithShareKey(ctx, hidden, key)).toBe(false);
+    expect(await access.spaceVisibleWithShareKey(spaceId, key)).toBe(true);
+    expect(await access.spaceVisibleWithShareKey(hidden, key)).toBe(false);
     await t.client().orgs.updateSiteShareLinkById(t.org.id, siteId, link.id, { active: false });
-    expect(await resolveShareKey(ctx, siteId, key)).toBeNull();
-    expect(await spaceVisibleWithShareKey(ctx, spaceId, key)).toBe(false);
+    expect(await access.resolveShareKey(siteId, key)).toBeNull();
+    expect(await access.spaceVisibleWithShareKey(spaceId, key)).toBe(false);
   });
 });

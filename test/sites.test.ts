@@ -1,7 +1,7 @@
 // Sites: list, create, get, update, delete, publish / unpublish, the published view and adaptive
 // content, over REST (official client + OpenAPI validation) and GraphQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from './helpers.ts';
+import { expectAccess, type Caller, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { createSite, createSpace, startSiteTests, statusOf, type TestUser } from './fixtures/sites.ts';
 
@@ -79,9 +79,8 @@ describe('create a site', () => {
   });
 
   it('401 without a token, 403 below admin, 404 for outsiders', async () => {
-    expect((await t.rest('POST', `${ORG}/sites`, { title: 'No' }, null)).status).toBe(401);
-    expect(await statusOf(reader.client.orgs.createSite(t.org.id, { title: 'No' }))).toBe(403);
-    expect(await statusOf(outsider.client.orgs.createSite(t.org.id, { title: 'No' }))).toBe(404);
+    await expectAccess(t, { method: 'POST', path: `${ORG}/sites`, body: { title: 'No' } }, { anonymous: 401, outsider: 404, guest: 403, reader: 403, creator: 403 });
+    await expectAccess(t, (c) => c.client.orgs.createSite(t.org.id, { title: 'No' }), { outsider: 404, reader: 403 }, 'createSite (official client)');
     expect((await t.rest('POST', `/v1/orgs/org_missing/sites`, { title: 'No' })).status).toBe(404);
   });
 });
@@ -119,12 +118,10 @@ describe('list and get sites', () => {
     const res = await reader.client.orgs.getSiteById(t.org.id, site.id);
     expectValidResponse('GET', '/orgs/{organizationId}/sites/{siteId}', 200, res.data);
     expect(res.data.id).toBe(site.id);
-    expect((await reader.client.orgs.listSites(t.org.id)).status).toBe(200);
-    expect(await statusOf(guest.client.orgs.getSiteById(t.org.id, site.id))).toBe(403);
-    expect(await statusOf(guest.client.orgs.listSites(t.org.id))).toBe(403);
-    expect(await statusOf(outsider.client.orgs.getSiteById(t.org.id, site.id))).toBe(404);
-    expect(await statusOf(outsider.client.orgs.listSites(t.org.id))).toBe(404);
-    expect((await t.rest('GET', `${ORG}/sites/${site.id}`, undefined, null)).status).toBe(401);
+    const readers = { anonymous: 401, outsider: 404, guest: 403, reader: 200, admin: 200 };
+    await expectAccess(t, (c) => c.client.orgs.getSiteById(t.org.id, site.id), readers, 'getSiteById');
+    await expectAccess(t, (c) => c.client.orgs.listSites(t.org.id), readers, 'listSites');
+    await expectAccess(t, { method: 'GET', path: `${ORG}/sites/${site.id}` }, readers);
     expect((await t.rest('GET', `${ORG}/sites/site_missing`)).status).toBe(404);
   });
 
@@ -216,9 +213,8 @@ describe('update a site', () => {
   it('404 missing site, 403 reader, 404 outsider, 401 no token', async () => {
     const site = await newSite();
     expect((await t.rest('PATCH', `${ORG}/sites/site_missing`, { title: 'Nope' })).status).toBe(404);
-    expect(await statusOf(reader.client.orgs.updateSiteById(t.org.id, site.id, { title: 'Nope' }))).toBe(403);
-    expect(await statusOf(outsider.client.orgs.updateSiteById(t.org.id, site.id, { title: 'Nope' }))).toBe(404);
-    expect((await t.rest('PATCH', `${ORG}/sites/${site.id}`, { title: 'Nope' }, null)).status).toBe(401);
+    await expectAccess(t, (c) => c.client.orgs.updateSiteById(t.org.id, site.id, { title: 'Nope' }), { outsider: 404, reader: 403 }, 'updateSiteById');
+    await expectAccess(t, { method: 'PATCH', path: `${ORG}/sites/${site.id}`, body: { title: 'Nope' } }, { anonymous: 401, outsider: 404, guest: 403, reader: 403, creator: 403 });
   });
 });
 
@@ -226,10 +222,8 @@ describe('delete a site', () => {
   it('205 then 204; the organization default content stops pointing at it', async () => {
     const site = await newSite();
     await t.rest('PATCH', ORG, { defaultContent: { type: 'site', site: site.id } });
-    expect((await t.rest('PATCH', `${ORG}/sites/${site.id}`, { title: 'Still here' }, reader.token)).status).toBe(403);
-    expect((await t.rest('DELETE', `${ORG}/sites/${site.id}`, undefined, reader.token)).status).toBe(403);
-    expect((await t.rest('DELETE', `${ORG}/sites/${site.id}`, undefined, outsider.token)).status).toBe(404);
-    expect((await t.rest('DELETE', `${ORG}/sites/${site.id}`, undefined, null)).status).toBe(401);
+    await expectAccess(t, { method: 'PATCH', path: `${ORG}/sites/${site.id}`, body: { title: 'Still here' } }, { reader: 403 });
+    await expectAccess(t, { method: 'DELETE', path: `${ORG}/sites/${site.id}` }, { anonymous: 401, outsider: 404, guest: 403, reader: 403, creator: 403 });
     const first = await t.rest('DELETE', `${ORG}/sites/${site.id}`);
     expect(first.status).toBe(205);
     expect(first.text).toBe('');
@@ -245,7 +239,7 @@ describe('publish and the published view', () => {
     const site = await newSite();
     expect(await statusOf(t.client().orgs.publishSite(t.org.id, site.id))).toBe(400);
     await t.client().orgs.addSpaceToSite(t.org.id, site.id, { spaceId: await newSpace('Content') });
-    expect(await statusOf(reader.client.orgs.publishSite(t.org.id, site.id))).toBe(403);
+    await expectAccess(t, (c) => c.client.orgs.publishSite(t.org.id, site.id), { anonymous: 401, outsider: 404, guest: 403, reader: 403, creator: 403 }, 'publishSite');
     const res = await t.client().orgs.publishSite(t.org.id, site.id);
     expectValidResponse('POST', '/orgs/{organizationId}/sites/{siteId}/publish', 200, res.data);
     expect(res.data).toMatchObject({ published: true, urls: { published: expect.stringContaining(site.id) } });
@@ -277,18 +271,19 @@ describe('publish and the published view', () => {
 
   it('outsiders read only published public or unlisted sites', async () => {
     const site = await newSite({ spaces: [await newSpace('Public content')] });
-    expect(await statusOf(outsider.client.orgs.getPublishedContentSite(t.org.id, site.id))).toBe(404);
-    expect(await statusOf(reader.client.orgs.getPublishedContentSite(t.org.id, site.id))).toBe(200);
+    const published = (c: Caller) => c.client.orgs.getPublishedContentSite(t.org.id, site.id);
+    // Unpublished: a preview for members with a role, hidden from everyone else.
+    await expectAccess(t, published, { outsider: 404, guest: 404, reader: 200, admin: 200 }, 'unpublished site');
     await t.client().orgs.publishSite(t.org.id, site.id);
     const r = await outsider.client.orgs.getPublishedContentSite(t.org.id, site.id);
     expectValidResponse('GET', '/orgs/{organizationId}/sites/{siteId}/published', 200, r.data);
     expect((r.data.structure.structure[0] as any).space.permissions.edit).toBe(false);
     await t.rest('PATCH', `${ORG}/sites/${site.id}`, { visibility: 'unlisted' });
-    expect(await statusOf(outsider.client.orgs.getPublishedContentSite(t.org.id, site.id))).toBe(200);
+    await expectAccess(t, published, { outsider: 200, guest: 200, reader: 200 }, 'published unlisted site');
     await t.rest('PATCH', `${ORG}/sites/${site.id}`, { visibility: 'visitor-auth' });
-    expect(await statusOf(outsider.client.orgs.getPublishedContentSite(t.org.id, site.id))).toBe(404);
+    await expectAccess(t, published, { outsider: 404, guest: 404, reader: 200 }, 'published visitor-auth site');
     // Management reads stay member-only.
-    expect(await statusOf(outsider.client.orgs.getSiteById(t.org.id, site.id))).toBe(404);
+    await expectAccess(t, (c) => c.client.orgs.getSiteById(t.org.id, site.id), { outsider: 404, guest: 403 }, 'getSiteById of a published site');
     expect((await t.rest('GET', `${ORG}/sites/${site.id}/published?shareKey=`, undefined, null)).status).toBe(401);
     expect((await t.rest('GET', `${ORG}/sites/site_missing/published`)).status).toBe(404);
     expect((await t.rest('GET', `${ORG}/sites/${site.id}/published?other=1`)).status).toBe(400);

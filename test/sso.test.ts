@@ -3,7 +3,7 @@
 // by a test identity provider key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '@gitbook/api';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { newId } from '../src/lib/ids.ts';
 import { makeSelfSignedCert } from './fixtures/make-cert.ts';
@@ -208,13 +208,10 @@ describe('SAML providers over REST', () => {
     expect(Object.keys(res.data)).toEqual(['items']);
     expectValidResponse('GET', '/orgs/{organizationId}/sso', 200, res.data);
 
-    const guest = await t.createUser(null);
-    const asGuest = await t.rest('GET', `/v1/orgs/${t.org.id}/sso`, undefined, guest.token);
+    const asGuest = await t.rest('GET', `/v1/orgs/${t.org.id}/sso`, undefined, (await t.as('guest')).token);
     expect(asGuest.status).toBe(200);
     expect(asGuest.body).toEqual(res.data);
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('GET', `/v1/orgs/${t.org.id}/sso`, undefined, outsider.token)).status).toBe(404);
-    expect((await t.rest('GET', `/v1/orgs/${t.org.id}/sso`, undefined, null)).status).toBe(401);
+    await expectAccess(t, { method: 'GET', path: `/v1/orgs/${t.org.id}/sso` }, { anonymous: 401, outsider: 404, guest: 200, reader: 200, admin: 200 });
   });
 
   it('401 without a token on every operation', async () => {
@@ -226,9 +223,7 @@ describe('SAML providers over REST', () => {
       ['PATCH', `${base()}/${p.id}`, { label: 'x' }],
       ['DELETE', `${base()}/${p.id}`, undefined],
     ] as const) {
-      const r = await t.rest(method, path, body, null);
-      expect(r.status, `${method} ${path}`).toBe(401);
-      expect(r.body.error.code).toBe(401);
+      await expectAccess(t, { method, path, body }, { anonymous: 401 });
     }
     expect((await t.rest('GET', `${base()}/${p.id}`)).body.label).toBe('Auth');
   });
@@ -236,29 +231,17 @@ describe('SAML providers over REST', () => {
   it('members without admin may read but not write (403); guests may not read; outsiders get 404', async () => {
     const p = await createActive('Guarded');
     const before = await providerCount();
-    const creator = await t.createUser('create');
-    expect((await t.rest('GET', base(), undefined, creator.token)).status).toBe(200);
-    const one = await t.rest('GET', `${base()}/${p.id}`, undefined, creator.token);
+    const one = await t.rest('GET', `${base()}/${p.id}`, undefined, (await t.as('creator')).token);
     expect(one.status).toBe(200);
     expectValidResponse('GET', '/orgs/{organizationId}/saml/{samlProviderId}', 200, one.body);
-    expect((await t.rest('POST', base(), { label: 'x' }, creator.token)).status).toBe(403);
-    expect((await t.rest('PATCH', `${base()}/${p.id}`, { label: 'x' }, creator.token)).status).toBe(403);
-    expect((await t.rest('DELETE', `${base()}/${p.id}`, undefined, creator.token)).status).toBe(403);
-
-    const guest = await t.createUser(null);
-    expect((await t.rest('GET', base(), undefined, guest.token)).status).toBe(403);
-    expect((await t.rest('GET', `${base()}/${p.id}`, undefined, guest.token)).status).toBe(403);
-
-    const outsider = await t.createUser(undefined);
-    for (const [method, path, body] of [
-      ['GET', base(), undefined],
-      ['POST', base(), { label: 'x' }],
-      ['GET', `${base()}/${p.id}`, undefined],
-      ['PATCH', `${base()}/${p.id}`, { label: 'x' }],
-      ['DELETE', `${base()}/${p.id}`, undefined],
-    ] as const) {
-      expect((await t.rest(method, path, body, outsider.token)).status, `${method} ${path}`).toBe(404);
-    }
+    // samlProvider:read is `read`; samlProvider:write is `admin`.
+    const read = { anonymous: 401, outsider: 404, guest: 403, reader: 200, creator: 200, admin: 200 };
+    const write = { anonymous: 401, outsider: 404, guest: 403, reader: 403, editor: 403, creator: 403 };
+    await expectAccess(t, { method: 'GET', path: base() }, read);
+    await expectAccess(t, { method: 'GET', path: `${base()}/${p.id}` }, read);
+    await expectAccess(t, { method: 'POST', path: base(), body: { label: 'x' } }, write);
+    await expectAccess(t, { method: 'PATCH', path: `${base()}/${p.id}`, body: { label: 'x' } }, write);
+    await expectAccess(t, { method: 'DELETE', path: `${base()}/${p.id}` }, write);
     expect(await providerCount()).toBe(before);
     expect((await t.rest('GET', `${base()}/${p.id}`)).body.label).toBe('Guarded');
   });

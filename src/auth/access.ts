@@ -7,17 +7,90 @@
 //     down from collections; when the whole chain is unset, the member's organization role);
 //   - guests (org role null) get only explicit grants;
 //   - public and unlisted spaces are readable by any authenticated caller.
+// Organization-scoped resources (sites, share links, SAML providers, OpenAPI specs, translation
+// settings, members, teams) are decided by one table, ORG_ACTIONS: `requireOrg` enforces a row and
+// `canOrg` answers the `permissions` flags. Who reads a site's published view, and what a share
+// key opens, is decided here too (`siteReader`, `resolveShareKey`); no other module reads a
+// membership.
 // Not visible → NOT_FOUND; visible but not allowed → FORBIDDEN.
 // Loads are batched per request with DataLoader so listing 100 spaces costs a constant number
 // of statements.
 import DataLoader from 'dataloader';
 import type { Db } from '../db/client.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import type { Member, Role, Space, Collection, User } from '../generated/prisma/client.ts';
+import type { Member, Role, Space, Collection, Site, TeamRole, User } from '../generated/prisma/client.ts';
 import { AppError, notFound, forbidden, unauthenticated } from '../lib/errors.ts';
 import { atLeast, highestRole } from './roles.ts';
 
 export type Viewer = { user: User; tokenId: string };
+
+/**
+ * What a caller may do in an organization, and the least organization role each action needs
+ * (`null`: any active member, guests included). Non-members and disabled members get NOT_FOUND for
+ * every action; members below the role get FORBIDDEN. `requireOrg` enforces a row and `canOrg`
+ * computes the `permissions` flags from the same row, so the two never disagree.
+ */
+export const ORG_ACTIONS = {
+  'organization:view': null,
+  'organization:admin': 'admin',
+  'content:create': 'create',
+  'content:transfer': 'admin',
+  'site:read': 'read',
+  'site:write': 'admin',
+  'shareLink:manage': 'admin',
+  'samlProvider:read': 'read',
+  'samlProvider:write': 'admin',
+  'openApiSpec:read': 'read',
+  'openApiSpec:write': 'create',
+  'translations:read': 'read',
+  'translations:write': 'admin',
+  'member:read': 'read',
+  'member:manage': 'admin',
+  'team:read': 'read',
+  'integration:read': 'admin',
+  'billing:read': 'admin',
+  'conversations:ingest': 'admin',
+} as const satisfies Record<string, Role | null>;
+export type OrgAction = keyof typeof ORG_ACTIONS;
+/** The actions that open a site's settings, structure or share links. */
+export type SiteAction = 'site:read' | 'site:write' | 'shareLink:manage';
+
+/** The one test behind requireOrg and canOrg, on an active membership (null: none). */
+function orgAllows(m: Member | null, action: OrgAction): boolean {
+  if (!m) return false;
+  const min = ORG_ACTIONS[action];
+  return min === null || atLeast(m.role, min);
+}
+
+export type ReaderView = {
+  /** The validated share key, when the caller gave one. */
+  shareKey: string | null;
+  /** True for organization members (management preview). */
+  member: boolean;
+};
+type SiteReaderRow = Pick<Site, 'id' | 'organizationId' | 'published' | 'visibility'>;
+
+/** Share keys are `newSecret(SHARE_KEY_PREFIX)`: 256 random bits, never derived from anything guessable. */
+export const SHARE_KEY_PREFIX = 'shk';
+
+export type ResolvedShareKey = {
+  shareLinkId: string;
+  siteId: string;
+  organizationId: string;
+  /** The site's state, so a caller can apply the published-site rules without another read. */
+  site: SiteReaderRow;
+};
+
+/** See `Access.resolveShareKey`. */
+export async function resolveShareKey(prisma: Db, siteId: string | null, key: string): Promise<ResolvedShareKey | null> {
+  if (typeof key !== 'string' || !key.startsWith(`${SHARE_KEY_PREFIX}_`) || key.length > 200) return null;
+  const link = await prisma.shareLink.findUnique({
+    where: { key },
+    select: { id: true, active: true, siteId: true, site: { select: { id: true, organizationId: true, published: true, visibility: true } } },
+  });
+  if (!link || !link.active || (siteId !== null && link.siteId !== siteId)) return null;
+  return { shareLinkId: link.id, siteId: link.siteId, organizationId: link.site.organizationId, site: link.site };
+}
 
 type SpaceLike = Pick<Space, 'id' | 'organizationId' | 'ancestorIds' | 'visibility' | 'defaultLevel'> & { deletedAt?: Date | null };
 type CollectionLike = Pick<Collection, 'id' | 'organizationId' | 'ancestorIds' | 'defaultLevel'>;
@@ -27,7 +100,11 @@ export class Access {
   private membershipLoader: DataLoader<string, Member | null>;
   private collectionLoader: DataLoader<string, Collection | null>;
   private grantLoader: DataLoader<string, Role | null>;
+  private siteOrgLoader: DataLoader<string, string | null>;
+  private shareLinkOrgLoader: DataLoader<string, string | null>;
   private teamIdsPromise?: Promise<string[]>;
+  /** Sites this request has already been allowed to read (`noteSiteRead`). */
+  private readonly readSites = new Set<string>();
   /** Spaces this request read through a share key (`space(id:, shareKey:)`) without a role on them. */
   private readonly shareKeyReads = new Set<string>();
 
@@ -44,6 +121,16 @@ export class Access {
     this.collectionLoader = new DataLoader(async (ids) => {
       const rows = await prisma.collection.findMany({ where: { id: { in: [...ids] } } });
       const byId = new Map(rows.map((c) => [c.id, c]));
+      return ids.map((id) => byId.get(id) ?? null);
+    });
+    this.siteOrgLoader = new DataLoader(async (ids) => {
+      const rows = await prisma.site.findMany({ where: { id: { in: [...ids] } }, select: { id: true, organizationId: true } });
+      const byId = new Map(rows.map((r) => [r.id, r.organizationId]));
+      return ids.map((id) => byId.get(id) ?? null);
+    });
+    this.shareLinkOrgLoader = new DataLoader(async (ids) => {
+      const rows = await prisma.shareLink.findMany({ where: { id: { in: [...ids] } }, select: { id: true, site: { select: { organizationId: true } } } });
+      const byId = new Map(rows.map((r) => [r.id, r.site.organizationId]));
       return ids.map((id) => byId.get(id) ?? null);
     });
     // Highest explicit grant for the viewer (directly or via a team) on each target id, where a
@@ -91,40 +178,145 @@ export class Access {
 
   // ------------------------------------------------------------------ organizations
 
-  async organizationPermissions(organizationId: string) {
+  /** The caller's active membership, or null (not a member, or disabled). */
+  private async activeMember(organizationId: string): Promise<Member | null> {
     const m = await this.membership(organizationId);
-    const role = m && !m.disabled ? m.role : undefined;
-    const member = m != null && !m.disabled;
-    const admin = atLeast(role, 'admin');
-    return {
-      view: member,
-      admin,
-      ownTeam: member && role != null,
-      createContent: atLeast(role, 'create'),
-      createOpenAPISpec: atLeast(role, 'create'),
-      ingestConversations: admin,
-      viewBilling: admin,
-      listMembers: member && role != null,
-      listTeams: member && role != null,
-      listIntegrations: admin,
-    };
+    return m && !m.disabled ? m : null;
   }
 
   /**
-   * Require membership of an organization (NOT_FOUND otherwise) and, when `min` is given, at least
-   * that organization role (FORBIDDEN otherwise). Returns the membership.
+   * Require that the caller may perform `action` in the organization: NOT_FOUND to non-members
+   * (and disabled members), FORBIDDEN below the action's role (ORG_ACTIONS). Returns the membership.
    */
-  async requireOrganization(organizationId: string, min?: Role): Promise<Member> {
+  async requireOrg(organizationId: string, action: OrgAction): Promise<Member> {
     this.requireViewer();
-    const m = await this.membership(organizationId);
-    if (!m || m.disabled) throw notFound('Organization');
+    const m = await this.activeMember(organizationId);
+    if (!m) throw notFound('Organization');
+    const min = ORG_ACTIONS[action];
     if (min && !atLeast(m.role, min)) throw forbidden(`This requires the ${min} role in the organization`);
     return m;
   }
 
-  async isOrganizationAdmin(organizationId: string): Promise<boolean> {
-    const m = await this.membership(organizationId);
-    return !!m && !m.disabled && m.role === 'admin';
+  /** Whether `requireOrg(organizationId, action)` would pass: the same rule, for `permissions` flags. */
+  async canOrg(organizationId: string, action: OrgAction): Promise<boolean> {
+    return orgAllows(await this.activeMember(organizationId), action);
+  }
+
+  async organizationPermissions(organizationId: string) {
+    const m = await this.activeMember(organizationId);
+    const can = (action: OrgAction) => orgAllows(m, action);
+    return {
+      view: can('organization:view'),
+      admin: can('organization:admin'),
+      ownTeam: can('team:read'),
+      createContent: can('content:create'),
+      createOpenAPISpec: can('openApiSpec:write'),
+      ingestConversations: can('conversations:ingest'),
+      viewBilling: can('billing:read'),
+      listMembers: can('member:read'),
+      listTeams: can('team:read'),
+      listIntegrations: can('integration:read'),
+    };
+  }
+
+  /**
+   * The caller's rights on a team, from their organization membership and their role in the team:
+   * members with a role see every team, guests the teams they belong to; org admins and the
+   * team's owners administer it.
+   */
+  async teamPermissions(organizationId: string, teamRole: TeamRole | null) {
+    const m = await this.activeMember(organizationId);
+    return {
+      view: m != null && (m.role != null || teamRole != null),
+      admin: m != null && (m.role === 'admin' || teamRole === 'owner'),
+    };
+  }
+
+  /** The caller may list another member's spaces (org admins), or their own (any member). */
+  async requireMemberSpaces(organizationId: string, userId: string): Promise<void> {
+    const me = await this.requireOrg(organizationId, 'organization:view');
+    if (me.userId !== userId && !orgAllows(me, 'member:manage')) throw forbidden('Only organization admins can list the spaces of another member');
+  }
+
+  // ------------------------------------------------------------------ sites
+
+  /**
+   * Require an organization member allowed `action` on the site (NOT_FOUND for a missing site, or
+   * one of another organization than `organizationId` when given, the REST path's; then as
+   * requireOrg). Used for the site's settings and structure, and for every site write.
+   */
+  async requireSite(site: Pick<Site, 'organizationId'> | null | undefined, action: SiteAction = 'site:read', organizationId?: string): Promise<void> {
+    this.requireViewer();
+    if (!site || (organizationId && site.organizationId !== organizationId)) throw notFound('Site');
+    await this.requireOrg(site.organizationId, action);
+  }
+
+  /**
+   * Whether the caller may read the published view of `site`: organization members with a role
+   * always (a preview, even unpublished); anyone else only when the site is published and
+   * public/unlisted, or share-link with an active key of this site. A given key must be an active
+   * key of the site, whoever asks. Otherwise NOT_FOUND.
+   */
+  async siteReader(site: SiteReaderRow | null | undefined, opts: { organizationId?: string; shareKey?: string | null }): Promise<ReaderView> {
+    this.requireViewer();
+    if (!site || (opts.organizationId && site.organizationId !== opts.organizationId)) throw notFound('Site');
+    let shareKey: string | null = null;
+    if (opts.shareKey != null) {
+      const resolved = await this.resolveShareKey(site.id, opts.shareKey);
+      if (!resolved) throw notFound('Site');
+      shareKey = opts.shareKey;
+    }
+    if (await this.canOrg(site.organizationId, 'site:read')) return { shareKey, member: true };
+    if (!site.published) throw notFound('Site');
+    if (site.visibility === 'public' || site.visibility === 'unlisted') return { shareKey, member: false };
+    if (site.visibility === 'share_link' && shareKey) return { shareKey, member: false };
+    throw notFound('Site');
+  }
+
+  /** Record that this request was allowed to read the site (node refetches and payload fallbacks need no second check). */
+  noteSiteRead(siteId: string) {
+    this.readSites.add(siteId);
+  }
+
+  /**
+   * node(id:) and fallback loads of a site or of its structure: sites this request already read
+   * (`noteSiteRead`), else organization members allowed `action`.
+   */
+  async canSeeSite(siteId: string | null, action: SiteAction = 'site:read'): Promise<boolean> {
+    if (!siteId || !this.viewer) return false;
+    if (action === 'site:read' && this.readSites.has(siteId)) return true;
+    const orgId = await this.siteOrgLoader.load(siteId);
+    return orgId != null && (await this.canOrg(orgId, action));
+  }
+
+  /** node(id:) of a share link: organization admins only (share links are credentials). */
+  async canSeeShareLink(shareLinkId: string): Promise<boolean> {
+    if (!this.viewer) return false;
+    const orgId = await this.shareLinkOrgLoader.load(shareLinkId);
+    return orgId != null && (await this.canOrg(orgId, 'shareLink:manage'));
+  }
+
+  /**
+   * Resolve a share key: the active share link with this key, of site `siteId` when given (of any
+   * site when null, for `GET /v1/spaces/{spaceId}?shareKey`). Null for an unknown, inactive or
+   * other-site key. Never cached: a deactivated key fails on the next request.
+   */
+  resolveShareKey(siteId: string | null, key: string): Promise<ResolvedShareKey | null> {
+    return resolveShareKey(this.prisma, siteId, key);
+  }
+
+  /**
+   * For the spaces area (`GET /v1/spaces/{spaceId}?shareKey`): true when `key` is an active link of
+   * a published site that shows this space (the space is one of its site spaces and not deleted).
+   */
+  async spaceVisibleWithShareKey(spaceId: string, key: string): Promise<boolean> {
+    const resolved = await this.resolveShareKey(null, key);
+    if (!resolved || !resolved.site.published) return false;
+    const siteSpace = await this.prisma.siteSpace.findFirst({
+      where: { siteId: resolved.siteId, spaceId, space: { deletedAt: null } },
+      select: { id: true },
+    });
+    return siteSpace !== null;
   }
 
   // ------------------------------------------------------------------ content
@@ -184,10 +376,9 @@ export class Access {
   }
 
   async collectionPermissions(collection: CollectionLike) {
-    const [role, m] = await Promise.all([this.collectionRole(collection), this.membership(collection.organizationId)]);
+    const [role, orgCreate] = await Promise.all([this.collectionRole(collection), this.canOrg(collection.organizationId, 'content:create')]);
     // Creating inside a collection also needs `create` in the organization (requireContentContainer's
     // caller, createCollection/createSpace), so a guest's or reader's grant alone does not allow it.
-    const orgCreate = !!m && !m.disabled && atLeast(m.role, 'create');
     return { view: role != null, admin: atLeast(role, 'admin'), viewInviteLinks: atLeast(role, 'admin'), create: atLeast(role, 'create') && orgCreate };
   }
 

@@ -152,7 +152,7 @@ export async function getCollection(ctx: DomainContext, id: string, min: Role = 
 /** The container a new or moved item goes into: checks it and the caller's `create` role there. */
 async function requireContainer(ctx: DomainContext, tx: Tx, organizationId: string, parentId: string | null, field = 'parent') {
   if (parentId === null) {
-    await ctx.access.requireOrganization(organizationId, 'create');
+    await ctx.access.requireOrg(organizationId, 'content:create');
     return null;
   }
   const parent = await tx.collection.findFirst({ where: { id: parentId, organizationId } });
@@ -166,7 +166,7 @@ export { requireContainer as requireContentContainer };
 /** Create a collection at the end of its parent. Needs `create` in the organization (and the parent). */
 export async function createCollection(ctx: DomainContext, organizationId: string, raw: unknown): Promise<Collection> {
   ctx.access.requireViewer();
-  await ctx.access.requireOrganization(organizationId, 'create');
+  await ctx.access.requireOrg(organizationId, 'content:create');
   const input = parseInput(CreateCollectionInput, raw);
   return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, organizationId);
@@ -355,9 +355,9 @@ export async function transferContent(ctx: DomainContext, item: Movable, raw: un
   const input = parseInput(TransferContentInput, raw);
   const from = item.organizationId;
   const to = input.organization;
-  await ctx.access.requireOrganization(from, 'admin');
+  await ctx.access.requireOrg(from, 'content:transfer');
   if (to === from) throw conflict(`The ${item.kind} already belongs to this organization`);
-  await ctx.access.requireOrganization(to, 'admin');
+  await ctx.access.requireOrg(to, 'content:transfer');
   await transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, from, to);
     const fresh =

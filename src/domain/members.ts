@@ -9,7 +9,7 @@ import type { Prisma, Role, User } from '../generated/prisma/client.ts';
 import { Access } from '../auth/access.ts';
 import { ROLES } from '../auth/roles.ts';
 import { newId } from '../lib/ids.ts';
-import { parseInput, notFound, conflict, forbidden } from '../lib/errors.ts';
+import { parseInput, notFound, conflict } from '../lib/errors.ts';
 import { CreateUserInput, RoleOrGuest, findOrCreateUser } from './users.ts';
 import { transaction } from '../db/transaction.ts';
 import { lockOrganization } from '../db/locks.ts';
@@ -50,12 +50,12 @@ export function memberListQuery(raw: unknown) {
 
 /** Listing members needs a non-guest membership (guests: 403, outsiders: 404). */
 export function requireListMembers(ctx: DomainContext, organizationId: string) {
-  return ctx.access.requireOrganization(organizationId, 'read');
+  return ctx.access.requireOrg(organizationId, 'member:read');
 }
 
 /** Members can always see themselves; others need the right to list members. */
 async function requireViewMember(ctx: DomainContext, organizationId: string, userId: string) {
-  const me = await ctx.access.requireOrganization(organizationId);
+  const me = await ctx.access.requireOrg(organizationId, 'organization:view');
   if (me.userId !== userId) await requireListMembers(ctx, organizationId);
 }
 
@@ -77,7 +77,7 @@ async function ensureAnotherAdmin(tx: Tx, organizationId: string, memberId: stri
 
 /** Change a member's role (null = guest). Refuses (409) to leave the organization without an admin. */
 export async function updateMember(ctx: DomainContext, organizationId: string, userId: string, raw: unknown) {
-  await ctx.access.requireOrganization(organizationId, 'admin');
+  await ctx.access.requireOrg(organizationId, 'member:manage');
   const input = parseInput(UpdateMemberInput, raw);
   return transaction(ctx.prisma, async (tx) => {
     await lockOrganization(tx, organizationId);
@@ -93,7 +93,7 @@ export async function updateMember(ctx: DomainContext, organizationId: string, u
  * would otherwise still open content to a non-member). True when removed, false when absent.
  */
 export async function removeMember(ctx: DomainContext, organizationId: string, userId: string) {
-  await ctx.access.requireOrganization(organizationId, 'admin');
+  await ctx.access.requireOrg(organizationId, 'member:manage');
   return transaction(ctx.prisma, async (tx) => {
     await lockOrganization(tx, organizationId);
     const member = await tx.member.findUnique({ where: { organizationId_userId: { organizationId, userId } } });
@@ -107,7 +107,7 @@ export async function removeMember(ctx: DomainContext, organizationId: string, u
 }
 
 export async function setMemberSso(ctx: DomainContext, organizationId: string, userId: string) {
-  await ctx.access.requireOrganization(organizationId, 'admin');
+  await ctx.access.requireOrg(organizationId, 'member:manage');
   return transaction(ctx.prisma, async (tx) => {
     const member = await findMember(tx, organizationId, userId);
     return tx.member.update({ where: { id: member.id }, data: { sso: true } });
@@ -116,7 +116,7 @@ export async function setMemberSso(ctx: DomainContext, organizationId: string, u
 
 /** Add someone by e-mail (creating the user when needed). Role omitted = the organization's default role. */
 export async function addMember(ctx: DomainContext, organizationId: string, raw: unknown) {
-  await ctx.access.requireOrganization(organizationId, 'admin');
+  await ctx.access.requireOrg(organizationId, 'member:manage');
   const input = parseInput(AddMemberInput, raw);
   return transaction(ctx.prisma, async (tx) => {
     const user = await findOrCreateUser(tx, { email: input.email, displayName: input.displayName ?? input.email.split('@')[0] });
@@ -152,7 +152,7 @@ export async function verifyVisitorClaims(ctx: Pick<DomainContext, 'config' | 'c
 
 /** Record that the caller was active in the organization now; returns signed claims about them. */
 export async function pingOrganization(ctx: DomainContext, organizationId: string) {
-  const me = await ctx.access.requireOrganization(organizationId);
+  const me = await ctx.access.requireOrg(organizationId, 'organization:view');
   const member = await ctx.prisma.member.update({ where: { id: me.id }, data: { lastSeenAt: ctx.clock.now() } });
   const serviceVisitorClaims = await signVisitorClaims(ctx, { sub: me.userId, org: organizationId, role: member.role });
   return { member, serviceVisitorClaims };
@@ -162,8 +162,7 @@ export async function pingOrganization(ctx: DomainContext, organizationId: strin
 
 /** A member's spaces are visible to org admins and to the member. */
 async function requireMemberSpacesAccess(ctx: DomainContext, organizationId: string, userId: string) {
-  const me = await ctx.access.requireOrganization(organizationId);
-  if (me.userId !== userId && me.role !== 'admin') throw forbidden('Only organization admins can list the spaces of another member');
+  await ctx.access.requireMemberSpaces(organizationId, userId);
 }
 
 /**

@@ -9,13 +9,13 @@
 // PARSE_ERROR), completes, and keeps the previous version. A job whose worker process died is
 // retried (src/jobs.ts); after its last attempt the spec completes with FETCH_ERROR.
 //
-// Access: reads for members with a role (not guests); writes need OPENAPI_WRITE_ROLE, the same
-// rule as the organization's `permissions.createOpenAPISpec` flag.
+// Access: reads for members with a role (not guests); writes need `create` in the organization.
+// Both are rows of the access table (`openApiSpec:read`, `openApiSpec:write` in src/auth/access.ts);
+// the organization's `permissions.createOpenAPISpec` flag reads the same row.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import { parseInput, notFound, conflict, badRequest, fromDatabaseError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
-import { atLeast, type Role } from '../auth/roles.ts';
 import type { GiveUpReason } from '../jobs.ts';
 import type { TaskDeps } from './context.ts';
 import type { OpenApiSpec } from '../generated/prisma/client.ts';
@@ -23,10 +23,6 @@ import { safeFetch, FetchTimeoutError } from '../lib/url-guard.ts';
 import { parseOpenApi } from '../lib/openapi-parse.ts';
 import { transaction } from '../db/transaction.ts';
 import { lockOpenApiSpec } from '../db/locks.ts';
-
-export const OPENAPI_READ_ROLE: Role = 'read';
-/** Same threshold as `Access.organizationPermissions().createOpenAPISpec`. */
-export const OPENAPI_WRITE_ROLE: Role = 'create';
 
 /** Fetch limits of the processing job. Mutable so tests can shorten the timeout. */
 export const openApiFetchLimits = {
@@ -70,14 +66,12 @@ export const UpsertOpenApiSpecInput = z.strictObject({ source: OpenApiSpecSource
 // ------------------------------------------------------------------ access
 
 export async function openApiSpecPermissions(ctx: DomainContext, organizationId: string) {
-  const m = await ctx.access.membership(organizationId);
-  const role = m && !m.disabled ? m.role : null;
-  const edit = atLeast(role, OPENAPI_WRITE_ROLE);
-  return { view: atLeast(role, OPENAPI_READ_ROLE), edit, delete: edit };
+  const [view, edit] = await Promise.all([ctx.access.canOrg(organizationId, 'openApiSpec:read'), ctx.access.canOrg(organizationId, 'openApiSpec:write')]);
+  return { view, edit, delete: edit };
 }
 
 export async function requireOpenApiRead(ctx: DomainContext, organizationId: string) {
-  await ctx.access.requireOrganization(organizationId, OPENAPI_READ_ROLE);
+  await ctx.access.requireOrg(organizationId, 'openApiSpec:read');
 }
 
 // ------------------------------------------------------------------ reads
@@ -113,7 +107,7 @@ function sourceColumns(source: OpenApiSpecSource) {
 }
 
 export async function createOpenApiSpec(ctx: DomainContext, organizationId: string, rawInput: unknown) {
-  await ctx.access.requireOrganization(organizationId, OPENAPI_WRITE_ROLE);
+  await ctx.access.requireOrg(organizationId, 'openApiSpec:write');
   const input = parseInput(CreateOpenApiSpecInput, rawInput);
   try {
     return await transaction(ctx.prisma, async (tx) => {
@@ -133,7 +127,7 @@ export async function createOpenApiSpec(ctx: DomainContext, organizationId: stri
 
 /** PUT by slug: create (created = true) or replace the source and reprocess. */
 export async function upsertOpenApiSpec(ctx: DomainContext, organizationId: string, slug: string, rawInput: unknown) {
-  await ctx.access.requireOrganization(organizationId, OPENAPI_WRITE_ROLE);
+  await ctx.access.requireOrg(organizationId, 'openApiSpec:write');
   const input = parseInput(UpsertOpenApiSpecInput, rawInput);
   const parsedSlug = OpenApiSpecSlug.safeParse(slug);
   if (!parsedSlug.success) throw badRequest('specSlug', parsedSlug.error.issues[0].message);
@@ -162,7 +156,7 @@ export async function upsertOpenApiSpec(ctx: DomainContext, organizationId: stri
 
 /** Idempotent: true when deleted (with its versions), false when no spec had that slug. */
 export async function deleteOpenApiSpec(ctx: DomainContext, organizationId: string, slug: string) {
-  await ctx.access.requireOrganization(organizationId, OPENAPI_WRITE_ROLE);
+  await ctx.access.requireOrg(organizationId, 'openApiSpec:write');
   const r = await ctx.prisma.openApiSpec.deleteMany({ where: { organizationId, slug } });
   return r.count > 0;
 }

@@ -29,7 +29,7 @@ export const UpdateOrganizationInput = z.strictObject({
 export type UpdateOrganizationInput = z.infer<typeof UpdateOrganizationInput>;
 
 export async function updateOrganization(ctx: DomainContext, id: string, rawInput: unknown) {
-  await ctx.access.requireOrganization(id, 'admin');
+  await ctx.access.requireOrg(id, 'organization:admin');
   const input = parseInput(UpdateOrganizationInput, rawInput);
   return transaction(ctx.prisma, async (tx) => {
     if (input.defaultContent) {
@@ -53,7 +53,7 @@ export async function updateOrganization(ctx: DomainContext, id: string, rawInpu
 
 /** Idempotent: true when an invite was deleted, false when it did not exist. */
 export async function deleteLinkInvite(ctx: DomainContext, organizationId: string, inviteId: string) {
-  await ctx.access.requireOrganization(organizationId, 'admin');
+  await ctx.access.requireOrg(organizationId, 'organization:admin');
   const r = await ctx.prisma.linkInvite.deleteMany({ where: { id: inviteId, organizationId } });
   return r.count > 0;
 }

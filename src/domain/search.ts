@@ -100,7 +100,7 @@ export async function searchSpace(ctx: DomainContext, spaceId: string, rawQuery:
  * spaces, their best pages and the count are one statement over one evaluation of the hits.
  */
 export async function searchOrganization(ctx: DomainContext, organizationId: string, rawQuery: unknown, args: SearchPageArgs): Promise<SearchConnection<SearchSpace>> {
-  await ctx.access.requireOrganization(organizationId);
+  await ctx.access.requireOrg(organizationId, 'organization:view');
   const q = parseInput(SearchQuery, rawQuery, 'query');
   const first = pageSize(args);
   const cursor = decodeCursor(args.after);

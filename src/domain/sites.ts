@@ -2,12 +2,12 @@
 // conditions), sections, section groups and site spaces. Positions and moves go through the one
 // ordering model of `site-structure.ts`; share links live in `share-links.ts`.
 //
-// Access (docs/decisions.md "Sites"):
+// Access (docs/decisions.md "Sites"; the rules are rows and methods of src/auth/access.ts):
 //   - reading a site's settings and structure: any organization member with a role (`read` and
 //     up; guests get 403, outsiders 404);
 //   - every write (create, update, delete, publish, structure, adaptive schema, share links):
 //     the organization's `admin` role;
-//   - the published view and the reads that take `shareKey` (`assertSiteReader`): organization
+//   - the published view and the reads that take `shareKey` (`Access.siteReader`): organization
 //     members always (a preview, even unpublished); anyone else only when the site is published
 //     and public/unlisted, or share-link with an active key of this site. A given key must be an
 //     active key of the site, whoever asks; otherwise 404.
@@ -15,15 +15,13 @@ import { z } from 'zod';
 import { Ajv, type ErrorObject } from 'ajv';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
-import type { Role } from '../auth/roles.ts';
-import { atLeast } from '../auth/roles.ts';
+import type { SiteAction } from '../auth/access.ts';
 import type { Prisma, Site, SiteSection, SiteSectionGroup, SiteSpace, Space } from '../generated/prisma/client.ts';
 import { newId } from '../lib/ids.ts';
 import { badRequest, conflict, forbidden, fromDatabaseError, notFound, parseInput } from '../lib/errors.ts';
 import { parseCondition } from '../lib/conditions.ts';
 import { applyChanges, slugify } from './revisions.ts';
 import { createSpaceInTransaction } from './spaces.ts';
-import { resolveShareKey } from './share-links.ts';
 import { transaction } from '../db/transaction.ts';
 import {
   type Container,
@@ -138,52 +136,15 @@ export { SortSiteStructureInput, ItemPointer };
 // ------------------------------------------------------------------ access
 
 /**
- * Load a site the caller may see as an organization member with at least `min` (404 for
- * outsiders and for a site of another organization than the path's; 403 below `min`).
+ * Load a site the caller may reach with `action` (src/auth/access.ts: 404 for outsiders and for a
+ * site of another organization than the path's; 403 below the action's role).
  */
-export async function requireSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, min: Role = 'read'): Promise<Site> {
+export async function requireSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, action: SiteAction = 'site:read'): Promise<Site> {
   ctx.access.requireViewer();
-  if (organizationId) await ctx.access.requireOrganization(organizationId);
+  if (organizationId) await ctx.access.requireOrg(organizationId, 'organization:view');
   const site = await ctx.prisma.site.findUnique({ where: { id: siteId } });
-  await assertSiteMember(ctx, site, organizationId, min);
+  await ctx.access.requireSite(site, action, organizationId);
   return site!;
-}
-
-/** The same check on a row the caller already loaded (GraphQL roots load it with their query). */
-export async function assertSiteMember(ctx: DomainContext, site: Pick<Site, 'organizationId'> | null, organizationId: string | undefined, min: Role = 'read') {
-  ctx.access.requireViewer();
-  if (!site || (organizationId && site.organizationId !== organizationId)) throw notFound('Site');
-  const m = await ctx.access.requireOrganization(site.organizationId);
-  if (!atLeast(m.role, min)) throw forbidden(`This requires the ${min} role in the organization`);
-}
-
-export type ReaderView = {
-  /** The validated share key, when the caller gave one. */
-  shareKey: string | null;
-  /** True for organization members (management preview). */
-  member: boolean;
-};
-
-/** Whether the caller may read the published view of `site` (see the header for the rules). */
-export async function assertSiteReader(
-  ctx: DomainContext,
-  site: Pick<Site, 'id' | 'organizationId' | 'published' | 'visibility'> | null,
-  opts: { organizationId?: string; shareKey?: string | null },
-): Promise<ReaderView> {
-  ctx.access.requireViewer();
-  if (!site || (opts.organizationId && site.organizationId !== opts.organizationId)) throw notFound('Site');
-  let shareKey: string | null = null;
-  if (opts.shareKey != null) {
-    const resolved = await resolveShareKey(ctx, site.id, opts.shareKey);
-    if (!resolved) throw notFound('Site');
-    shareKey = opts.shareKey;
-  }
-  const m = await ctx.access.membership(site.organizationId);
-  if (m && !m.disabled && atLeast(m.role, 'read')) return { shareKey, member: true };
-  if (!site.published) throw notFound('Site');
-  if (site.visibility === 'public' || site.visibility === 'unlisted') return { shareKey, member: false };
-  if (site.visibility === 'share_link' && shareKey) return { shareKey, member: false };
-  throw notFound('Site');
 }
 
 /** A space a site may show: of the site's organization, not deleted, and readable by the caller. */
@@ -250,8 +211,7 @@ export const SiteListFilterInput = z.strictObject({
 
 /** Check the caller may list the organization's sites; returns the validated filter. */
 export async function requireSiteList(ctx: DomainContext, organizationId: string, raw: unknown) {
-  const m = await ctx.access.requireOrganization(organizationId);
-  if (!atLeast(m.role, 'read')) throw forbidden('This requires the read role in the organization');
+  await ctx.access.requireOrg(organizationId, 'site:read');
   return parseInput(SiteListFilterInput, raw);
 }
 
@@ -264,8 +224,7 @@ const SAMPLE_CHILD = { operation: 'insert_page', document: { markdown: '# Quicks
 
 export async function createSite(ctx: DomainContext, organizationId: string, raw: unknown): Promise<Site> {
   const viewer = ctx.access.requireViewer();
-  const m = await ctx.access.requireOrganization(organizationId);
-  if (!atLeast(m.role, 'admin')) throw forbidden('This requires the admin role in the organization');
+  await ctx.access.requireOrg(organizationId, 'site:write');
   const input = parseInput(CreateSiteInput, raw);
   if (input.spaceIds && input.newSpace) throw badRequest('newSpace', 'give either spaceIds or newSpace, not both');
   let spaces: Space[] = [];
@@ -318,7 +277,7 @@ export async function createSite(ctx: DomainContext, organizationId: string, raw
 }
 
 export async function updateSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<Site> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(UpdateSiteInput, raw);
   return structural(ctx, siteId, async (tx, snap) => {
     const data: Prisma.SiteUpdateInput = {};
@@ -350,8 +309,7 @@ export async function updateSite(ctx: DomainContext, organizationId: string | un
 
 /** Idempotent: true when the site was deleted, false when it did not exist. */
 export async function deleteSite(ctx: DomainContext, organizationId: string, siteId: string): Promise<boolean> {
-  const m = await ctx.access.requireOrganization(organizationId);
-  if (!atLeast(m.role, 'admin')) throw forbidden('This requires the admin role in the organization');
+  await ctx.access.requireOrg(organizationId, 'site:write');
   return transaction(ctx.prisma, async (tx) => {
     const r = await tx.site.deleteMany({ where: { id: siteId, organizationId } });
     if (r.count === 0) return false;
@@ -368,7 +326,7 @@ export async function deleteSite(ctx: DomainContext, organizationId: string, sit
  * without content cannot be published (400). Publishing a published site changes nothing.
  */
 export async function publishSite(ctx: DomainContext, organizationId: string | undefined, siteId: string): Promise<Site> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   return transaction(ctx.prisma, async (tx) => {
     const content = await tx.siteSpace.count({ where: { siteId, space: { deletedAt: null } } });
     if (content === 0) throw badRequest('siteSpaces', 'the site has no content to publish; add a space first');
@@ -377,7 +335,7 @@ export async function publishSite(ctx: DomainContext, organizationId: string | u
 }
 
 export async function unpublishSite(ctx: DomainContext, organizationId: string | undefined, siteId: string): Promise<Site> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   return ctx.prisma.site.update({ where: { id: siteId }, data: { published: false, updatedAt: ctx.clock.now() } });
 }
 
@@ -487,13 +445,13 @@ export function checkAdaptiveSchema(jsonSchema: unknown): AdaptiveJsonSchema {
 }
 
 export async function getAdaptiveSchema(ctx: DomainContext, organizationId: string | undefined, siteId: string) {
-  const site = await requireSite(ctx, organizationId, siteId, 'read');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:read');
   if (site.adaptiveSchema == null) throw notFound('Adaptive schema');
   return { jsonSchema: site.adaptiveSchema as AdaptiveJsonSchema, updatedAt: site.adaptiveSchemaUpdatedAt ?? site.updatedAt };
 }
 
 export async function putAdaptiveSchema(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown) {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   const { jsonSchema } = parseInput(PutAdaptiveSchemaInput, raw);
   const schema = checkAdaptiveSchema(jsonSchema);
   const now = ctx.clock.now();
@@ -532,7 +490,7 @@ export function templateConditions(schema: unknown): Array<{ condition: string; 
  * all root-level site spaces.
  */
 export async function addSectionToSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<SiteSection> {
-  const site = await requireSite(ctx, organizationId, siteId, 'admin');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(AddSectionInput, raw);
   const space = await requireSiteContent(ctx, site.organizationId, input.spaceId, 'spaceId');
   return structural(ctx, siteId, async (tx, snap) => {
@@ -577,7 +535,7 @@ async function requireSection(tx: Tx, snap: StructureSnapshot, sectionId: string
 }
 
 export async function updateSiteSection(ctx: DomainContext, organizationId: string | undefined, siteId: string, sectionId: string, raw: unknown): Promise<SiteSection> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(UpdateSectionInput, raw);
   checkCondition('condition', input.condition);
   return structural(ctx, siteId, async (tx, snap) => {
@@ -598,7 +556,7 @@ export async function updateSiteSection(ctx: DomainContext, organizationId: stri
 
 /** Idempotent. The section's site spaces go with it; the next section becomes the default. */
 export async function deleteSiteSection(ctx: DomainContext, organizationId: string | undefined, siteId: string, sectionId: string): Promise<boolean> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   return structural(ctx, siteId, async (tx, snap) => {
     if (!snap.sections.has(sectionId)) return false;
     const container = containerOf(snap, { type: 'site_section', id: sectionId });
@@ -616,7 +574,7 @@ export async function deleteSiteSection(ctx: DomainContext, organizationId: stri
 // ------------------------------------------------------------------ section groups
 
 export async function addSectionGroupToSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<SiteSectionGroup> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(AddGroupInput, raw);
   return structural(ctx, siteId, async (tx, snap) => {
     const listed = input.sections ?? [];
@@ -652,7 +610,7 @@ async function requireGroup(tx: Tx, snap: StructureSnapshot, groupId: string): P
 }
 
 export async function updateSiteSectionGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, raw: unknown): Promise<SiteSectionGroup> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(UpdateGroupInput, raw);
   return structural(ctx, siteId, async (tx, snap) => {
     await requireGroup(tx, snap, groupId);
@@ -662,7 +620,7 @@ export async function updateSiteSectionGroup(ctx: DomainContext, organizationId:
 
 /** Idempotent. The group's sections return to the top level, in place of the group. */
 export async function deleteSiteSectionGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string): Promise<boolean> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   return structural(ctx, siteId, async (tx, snap) => {
     if (!snap.groups.has(groupId)) return false;
     const members = children(snap, { kind: 'group', id: groupId });
@@ -675,7 +633,7 @@ export async function deleteSiteSectionGroup(ctx: DomainContext, organizationId:
 
 /** Put a section into a group (at its end). Idempotent when it is already there. */
 export async function addSectionToGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, raw: unknown): Promise<SiteSectionGroup> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(AddSectionToGroupInput, raw);
   return structural(ctx, siteId, async (tx, snap) => {
     const group = await requireGroup(tx, snap, groupId);
@@ -693,7 +651,7 @@ export async function addSectionToGroup(ctx: DomainContext, organizationId: stri
 
 /** Take a section out of a group; it goes to the top level right after the group. Idempotent. */
 export async function removeSectionFromGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, sectionId: string): Promise<boolean> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   return structural(ctx, siteId, async (tx, snap) => {
     await requireGroup(tx, snap, groupId);
     if (snap.sections.get(sectionId)?.groupId !== groupId) return false;
@@ -713,7 +671,7 @@ export async function removeSectionFromGroup(ctx: DomainContext, organizationId:
  * (a site without sections). The first site space of a container becomes its default.
  */
 export async function addSpaceToSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<SiteSpace> {
-  const site = await requireSite(ctx, organizationId, siteId, 'admin');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(AddSiteSpaceInput, raw);
   const space = await requireSiteContent(ctx, site.organizationId, input.spaceId, 'spaceId');
   return structural(ctx, siteId, async (tx, snap) => {
@@ -762,7 +720,7 @@ async function ensureDefault(tx: Tx, snap: StructureSnapshot, container: Contain
 }
 
 export async function updateSiteSpace(ctx: DomainContext, organizationId: string | undefined, siteId: string, siteSpaceId: string, raw: unknown): Promise<SiteSpace> {
-  const site = await requireSite(ctx, organizationId, siteId, 'admin');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(UpdateSiteSpaceInput, raw);
   checkCondition('condition', input.condition);
   const space = input.spaceId !== undefined ? await requireSiteContent(ctx, site.organizationId, input.spaceId, 'spaceId') : undefined;
@@ -788,7 +746,7 @@ export async function updateSiteSpace(ctx: DomainContext, organizationId: string
 
 /** Idempotent. When the default site space goes, the next one in its container becomes default. */
 export async function deleteSiteSpace(ctx: DomainContext, organizationId: string | undefined, siteId: string, siteSpaceId: string): Promise<boolean> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   return structural(ctx, siteId, async (tx, snap) => {
     const current = snap.siteSpaces.get(siteSpaceId);
     if (!current) return false;
@@ -818,7 +776,7 @@ export async function moveStructureItem(
   position: MovePosition | undefined,
   anchorTypes?: readonly StructureItemType[],
 ): Promise<ItemRef> {
-  await requireSite(ctx, organizationId, siteId, 'admin');
+  await requireSite(ctx, organizationId, siteId, 'site:write');
   for (const side of ['before', 'after'] as const) {
     const anchor = position?.[side];
     if (anchor && anchorTypes && !anchorTypes.includes(anchor.type)) throw badRequest(`position.${side}.type`, `must be ${anchorTypes.join(' or ')}`);

@@ -16,18 +16,14 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
-import type { SamlProvider, Role } from '../generated/prisma/client.ts';
+import type { SamlProvider } from '../generated/prisma/client.ts';
 import { parseInput, notFound, badRequest, forbidden, AppError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
-import { atLeast } from '../auth/roles.ts';
 import { RoleOrGuest } from './users.ts';
 import { issueToken } from '../auth/tokens.ts';
 import { parseCertificate } from '../lib/x509.ts';
 import { validateSamlResponse } from '../lib/saml-response.ts';
 import { transaction } from '../db/transaction.ts';
-
-export const SAML_READ_ROLE: Role = 'read';
-export const SAML_WRITE_ROLE: Role = 'admin';
 
 const SamlLabel = z.string().trim().min(1).max(30);
 const SamlFields = {
@@ -84,13 +80,12 @@ export function samlServiceUrls(publicUrl: string, providerId: string) {
 // ------------------------------------------------------------------ access
 
 export async function samlProviderPermissions(ctx: DomainContext, organizationId: string) {
-  const m = await ctx.access.membership(organizationId);
-  const role = m && !m.disabled ? m.role : null;
-  return { view: atLeast(role, SAML_READ_ROLE), edit: atLeast(role, SAML_WRITE_ROLE) };
+  const [view, edit] = await Promise.all([ctx.access.canOrg(organizationId, 'samlProvider:read'), ctx.access.canOrg(organizationId, 'samlProvider:write')]);
+  return { view, edit };
 }
 
 export async function requireSamlRead(ctx: DomainContext, organizationId: string) {
-  await ctx.access.requireOrganization(organizationId, SAML_READ_ROLE);
+  await ctx.access.requireOrg(organizationId, 'samlProvider:read');
 }
 
 // ------------------------------------------------------------------ reads
@@ -104,7 +99,7 @@ export async function getSamlProvider(ctx: DomainContext, organizationId: string
 
 /** Active providers a member can sign in with (`GET ORG/sso`): any member, guests included. */
 export async function listSsoLogins(ctx: DomainContext, organizationId: string) {
-  await ctx.access.requireOrganization(organizationId);
+  await ctx.access.requireOrg(organizationId, 'organization:view');
   const rows = await ctx.prisma.samlProvider.findMany({
     where: { organizationId, entityID: { not: null }, ssoURL: { not: null }, certificate: { not: null } },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
@@ -145,7 +140,7 @@ async function providerColumns(tx: Tx, organizationId: string, input: UpdateSaml
 }
 
 export async function createSamlProvider(ctx: DomainContext, organizationId: string, rawInput: unknown) {
-  await ctx.access.requireOrganization(organizationId, SAML_WRITE_ROLE);
+  await ctx.access.requireOrg(organizationId, 'samlProvider:write');
   const input = parseInput(CreateSamlProviderInput, rawInput);
   return transaction(ctx.prisma, async (tx) => {
     const data = await providerColumns(tx, organizationId, input);
@@ -156,7 +151,7 @@ export async function createSamlProvider(ctx: DomainContext, organizationId: str
 }
 
 export async function updateSamlProvider(ctx: DomainContext, organizationId: string, id: string, rawInput: unknown) {
-  await ctx.access.requireOrganization(organizationId, SAML_WRITE_ROLE);
+  await ctx.access.requireOrg(organizationId, 'samlProvider:write');
   const input = parseInput(UpdateSamlProviderInput, rawInput);
   return transaction(ctx.prisma, async (tx) => {
     const existing = await tx.samlProvider.findFirst({ where: { id, organizationId }, select: { id: true } });
@@ -168,7 +163,7 @@ export async function updateSamlProvider(ctx: DomainContext, organizationId: str
 
 /** Idempotent: true when deleted, false when it did not exist (the organization must). */
 export async function deleteSamlProvider(ctx: DomainContext, organizationId: string, id: string) {
-  await ctx.access.requireOrganization(organizationId, SAML_WRITE_ROLE);
+  await ctx.access.requireOrg(organizationId, 'samlProvider:write');
   const r = await ctx.prisma.samlProvider.deleteMany({ where: { id, organizationId } });
   return r.count > 0;
 }

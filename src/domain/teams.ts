@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
-import type { Member, Prisma, TeamRole } from '../generated/prisma/client.ts';
+import type { Prisma, TeamRole } from '../generated/prisma/client.ts';
 import { newId } from '../lib/ids.ts';
 import { parseInput, notFound, forbidden, badRequest } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
@@ -37,29 +37,20 @@ export function teamListQuery(raw: unknown) {
   return { where, orderBy };
 }
 
-/** The caller's rights on a team, from their organization membership and their role in the team. */
-export function teamPermissionsFor(membership: Member | null, teamRole: TeamRole | null) {
-  const active = membership != null && !membership.disabled;
-  return {
-    view: active && (membership.role != null || teamRole != null),
-    admin: active && (membership.role === 'admin' || teamRole === 'owner'),
-  };
-}
-
 /** Teams are listed by non-guest members (guests: 403, outsiders: 404). */
 export function requireListTeams(ctx: DomainContext, organizationId: string) {
-  return ctx.access.requireOrganization(organizationId, 'read');
+  return ctx.access.requireOrg(organizationId, 'team:read');
 }
 
 async function teamWithPermissions(ctx: DomainContext, organizationId: string, teamId: string) {
-  const me = await ctx.access.requireOrganization(organizationId);
+  const me = await ctx.access.requireOrg(organizationId, 'organization:view');
   const row = await ctx.prisma.team.findFirst({
     where: { id: teamId, organizationId },
     include: { members: { where: { userId: me.userId }, select: { role: true } } },
   });
   if (!row) return null;
   const { members, ...team } = row;
-  return { team, permissions: teamPermissionsFor(me, members[0]?.role ?? null) };
+  return { team, permissions: await ctx.access.teamPermissions(organizationId, members[0]?.role ?? null) };
 }
 
 const MANAGE_ONLY = 'Only organization admins and team owners can manage this team';

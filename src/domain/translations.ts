@@ -1,15 +1,12 @@
 // Translation settings of an organization: a title and the languages content is translated into.
 // Reads are for members with a role (not guests); writes are for organization admins. Both rules
-// live in TRANSLATIONS_READ_ROLE / TRANSLATIONS_WRITE_ROLE and also compute `permissions`.
+// are rows of the access table (`translations:read`, `translations:write` in src/auth/access.ts),
+// which also computes `permissions`.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import { parseInput, notFound } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
-import { atLeast, type Role } from '../auth/roles.ts';
 import { transaction } from '../db/transaction.ts';
-
-export const TRANSLATIONS_READ_ROLE: Role = 'read';
-export const TRANSLATIONS_WRITE_ROLE: Role = 'admin';
 
 export const TranslationSettingsTitle = z.string().trim().min(1).max(100);
 
@@ -48,14 +45,13 @@ export type UpdateTranslationSettingsInput = z.infer<typeof UpdateTranslationSet
 
 /** What the caller may do with an organization's translation settings (same rule as enforcement). */
 export async function translationSettingsPermissions(ctx: DomainContext, organizationId: string) {
-  const m = await ctx.access.membership(organizationId);
-  const role = m && !m.disabled ? m.role : null;
-  return { view: atLeast(role, TRANSLATIONS_READ_ROLE), edit: atLeast(role, TRANSLATIONS_WRITE_ROLE) };
+  const [view, edit] = await Promise.all([ctx.access.canOrg(organizationId, 'translations:read'), ctx.access.canOrg(organizationId, 'translations:write')]);
+  return { view, edit };
 }
 
 /** Access check for listing an organization's translation settings. */
 export async function requireTranslationsRead(ctx: DomainContext, organizationId: string) {
-  await ctx.access.requireOrganization(organizationId, TRANSLATIONS_READ_ROLE);
+  await ctx.access.requireOrg(organizationId, 'translations:read');
 }
 
 export async function getTranslationSettings(ctx: DomainContext, organizationId: string, id: string) {
@@ -66,7 +62,7 @@ export async function getTranslationSettings(ctx: DomainContext, organizationId:
 }
 
 export async function createTranslationSettings(ctx: DomainContext, organizationId: string, rawInput: unknown) {
-  await ctx.access.requireOrganization(organizationId, TRANSLATIONS_WRITE_ROLE);
+  await ctx.access.requireOrg(organizationId, 'translations:write');
   const input = parseInput(CreateTranslationSettingsInput, rawInput);
   const now = ctx.clock.now();
   return transaction(ctx.prisma, (tx) =>
@@ -84,7 +80,7 @@ export async function createTranslationSettings(ctx: DomainContext, organization
 }
 
 export async function updateTranslationSettings(ctx: DomainContext, organizationId: string, id: string, rawInput: unknown) {
-  await ctx.access.requireOrganization(organizationId, TRANSLATIONS_WRITE_ROLE);
+  await ctx.access.requireOrg(organizationId, 'translations:write');
   const input = parseInput(UpdateTranslationSettingsInput, rawInput);
   return transaction(ctx.prisma, async (tx) => {
     const r = await tx.translationSettings.updateMany({
@@ -102,7 +98,7 @@ export async function updateTranslationSettings(ctx: DomainContext, organization
 
 /** Idempotent: true when deleted, false when it did not exist (the organization must). */
 export async function deleteTranslationSettings(ctx: DomainContext, organizationId: string, id: string) {
-  await ctx.access.requireOrganization(organizationId, TRANSLATIONS_WRITE_ROLE);
+  await ctx.access.requireOrg(organizationId, 'translations:write');
   const r = await ctx.prisma.translationSettings.deleteMany({ where: { id, organizationId } });
   return r.count > 0;
 }

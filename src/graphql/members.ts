@@ -76,8 +76,7 @@ export const MemberRef = builder.prismaNode('Member', {
   // members of their teams; reading one by user id (`member`) lets guests read only themselves.
   findUnique: async (id, ctx) => {
     const m = await loadMemberById(ctx, id);
-    const mine = m && (await ctx.access.membership(m.organizationId));
-    if (!mine || mine.disabled) throw notFound('Member');
+    if (!m || !(await ctx.access.canOrg(m.organizationId, 'organization:view'))) throw notFound('Member');
     return { id };
   },
   fields: (t) => ({

@@ -61,7 +61,7 @@ export const OrganizationRef = builder.prismaNode('Organization', {
   description: 'An organization: members, teams, content and sites.',
   // node(id:) finds only organizations you belong to.
   findUnique: async (id, ctx) => {
-    await ctx.access.requireOrganization(id);
+    await ctx.access.requireOrg(id, 'organization:view');
     return { id };
   },
   fields: (t) => ({
@@ -120,7 +120,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true, description: 'Organization id (`org_…`).' }) },
     resolve: async (query, _r, { id }, ctx) => {
       // Membership decides visibility; the row is then read once, with the selection's relations.
-      await ctx.access.requireOrganization(String(id));
+      await ctx.access.requireOrg(String(id), 'organization:view');
       const org = await ctx.prisma.organization.findUnique({ ...query, where: { id: String(id) } });
       if (!org) throw notFound('Organization');
       return org;

@@ -5,32 +5,18 @@ import { builder } from './builder.ts';
 import { DeletePayload, dropUndefined, loader, OWN_ORGANIZATION_ID } from './common.ts';
 import type { Context } from './context.ts';
 import { SiteRef, publishedBaseUrl } from './sites.ts';
-import { assertSiteMember } from '../domain/sites.ts';
 import { createShareLink, deleteShareLink, updateShareLink } from '../domain/share-links.ts';
-import { atLeast } from '../auth/roles.ts';
 
 const ShareLinkUrls = builder.simpleObject('ShareLinkUrls', {
   description: 'Addresses of a share link.',
   fields: (t) => ({ published: t.string({ description: 'The published site with this link\'s key.' }) }),
 });
 
-/** node(id:) answers only for admins of the link's organization. */
-async function shareLinkVisible(ctx: Context, id: string): Promise<boolean> {
-  if (!ctx.viewer) return false;
-  const orgId = await loader<string, string | null>(ctx, 'shareLink.orgId', async (ids) => {
-    const rows = await ctx.prisma.shareLink.findMany({ where: { id: { in: [...ids] } }, select: { id: true, site: { select: { organizationId: true } } } });
-    const m = new Map(rows.map((r) => [r.id, r.site.organizationId]));
-    return ids.map((i) => m.get(i) ?? null);
-  }).load(id);
-  if (!orgId) return false;
-  const m = await ctx.access.membership(orgId);
-  return !!m && !m.disabled && atLeast(m.role, 'admin');
-}
-
 export const ShareLinkRef = builder.prismaNode('ShareLink', {
   id: { field: 'id' },
   nullable: true,
-  findUnique: async (id, ctx) => ({ id: (await shareLinkVisible(ctx, id)) ? id : '' }),
+  // node(id:) answers only for admins of the link's organization.
+  findUnique: async (id, ctx) => ({ id: (await ctx.access.canSeeShareLink(id)) ? id : '' }),
   description: 'A secret key that opens a share-link site. Deactivated links stop working at once.',
   fields: (t) => ({
     siteId: t.exposeString('siteId'),
@@ -53,11 +39,11 @@ builder.prismaObjectField(SiteRef, 'shareLinks', (t) =>
     list: 'Site.shareLinks',
     description: 'Share links of the site, oldest first (organization admins only; FORBIDDEN for other members). REST: GET /v1/orgs/{organizationId}/sites/{siteId}/share-links.',
     resolve: async (page, site, _a, ctx) => {
-      await assertSiteMember(ctx, site, undefined, 'admin');
+      await ctx.access.requireSite(site, 'shareLink:manage');
       return ctx.prisma.shareLink.findMany(page.prisma({ where: { siteId: site.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) as never);
     },
     totalCount: async (site, _a, ctx) => {
-      await assertSiteMember(ctx, site, undefined, 'admin');
+      await ctx.access.requireSite(site, 'shareLink:manage');
       return ctx.prisma.shareLink.count({ where: { siteId: site.id } });
     },
   }),

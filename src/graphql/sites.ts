@@ -17,6 +17,7 @@ import { keysetConnection, type KeysetPage } from './cursors.ts';
 import { DeletePayload, dropUndefined, loadById, loader, organizationOf, OWN_ORGANIZATION_ID } from './common.ts';
 import type { Context } from './context.ts';
 import type { Site, SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
+import type { SiteAction } from '../auth/access.ts';
 import { typeOfId } from '../lib/ids.ts';
 import { parseInput } from '../lib/errors.ts';
 import {
@@ -24,8 +25,6 @@ import {
   addSectionToGroup,
   addSectionToSite,
   addSpaceToSite,
-  assertSiteMember,
-  assertSiteReader,
   createSite,
   deleteSite,
   deleteSiteSection,
@@ -50,7 +49,6 @@ import {
   updateSiteSpace,
 } from '../domain/sites.ts';
 import { isVisibleTo, orderSections, rootItems, VisitorInput, type VisitorClaims, type ItemRef, type StructureSnapshot } from '../domain/site-structure.ts';
-import { atLeast } from '../auth/roles.ts';
 
 // ------------------------------------------------------------------ view tags and access memo
 
@@ -72,12 +70,7 @@ function visible<T extends { condition: string | null }>(rows: T[], view: View |
 }
 
 /** Sites this request has already been allowed to read (so node refetches and fallbacks need no second check). */
-function authorizedSites(ctx: Context): Set<string> {
-  let s = ctx.loaders.get('sites.authorized') as Set<string> | undefined;
-  if (!s) ctx.loaders.set('sites.authorized', (s = new Set()));
-  return s;
-}
-const authorize = (ctx: Context, siteId: string) => authorizedSites(ctx).add(siteId);
+const authorize = (ctx: Context, siteId: string) => ctx.access.noteSiteRead(siteId);
 
 function parseVisitor(raw: unknown): View | undefined {
   if (raw == null) return undefined;
@@ -133,20 +126,9 @@ function siteIdOf(ctx: Context, model: StructureModel, id: string): Promise<stri
   }).load(id);
 }
 
-const loadSite = (ctx: Context, id: string): Promise<Site | null> => loadById(ctx, 'site.byId', id, (ids) => ctx.prisma.site.findMany({ where: { id: { in: ids } } }));
-
-/** node(id:) and fallback loads: sites this request already authorized, else organization members. */
-async function canSeeSite(ctx: Context, siteId: string | null, min: 'read' | 'admin' = 'read'): Promise<boolean> {
-  if (!siteId || !ctx.viewer) return false;
-  if (min === 'read' && authorizedSites(ctx).has(siteId)) return true;
-  const site = await loadSite(ctx, siteId);
-  if (!site) return false;
-  const m = await ctx.access.membership(site.organizationId);
-  return !!m && !m.disabled && atLeast(m.role, min);
-}
-
-const guard = (model: StructureModel, min: 'read' | 'admin' = 'read') => async (id: string, ctx: Context) => ({
-  id: (await canSeeSite(ctx, await siteIdOf(ctx, model, id), min)) ? id : '',
+/** node(id:) and fallback loads: sites this request already read, else organization members allowed `action`. */
+const guard = (model: StructureModel, action: SiteAction = 'site:read') => async (id: string, ctx: Context) => ({
+  id: (await ctx.access.canSeeSite(await siteIdOf(ctx, model, id), action)) ? id : '',
 });
 
 // ------------------------------------------------------------------ enums and small types
@@ -416,7 +398,7 @@ async function findManyInOrder<T extends { id: string }>(findMany: (args: object
 export const SiteRef = builder.prismaNode('Site', {
   id: { field: 'id' },
   nullable: true,
-  findUnique: async (id, ctx) => ({ id: (await canSeeSite(ctx, id)) ? id : '' }),
+  findUnique: async (id, ctx) => ({ id: (await ctx.access.canSeeSite(id)) ? id : '' }),
   description: 'A published docs site: sections, section groups and site spaces, each showing a space.',
   fields: (t) => ({
     organizationId: t.exposeString('organizationId'),
@@ -457,7 +439,7 @@ export const SiteRef = builder.prismaNode('Site', {
       nullable: true,
       description: 'The visitor schema (organization members only); null before one is set.',
       resolve: async (s, _a, ctx) => {
-        await assertSiteMember(ctx, s, undefined, 'read');
+        await ctx.access.requireSite(s, 'site:read');
         return s.adaptiveSchema == null ? null : { jsonSchema: s.adaptiveSchema, updatedAt: s.adaptiveSchemaUpdatedAt ?? s.updatedAt };
       },
     }),
@@ -465,7 +447,7 @@ export const SiteRef = builder.prismaNode('Site', {
       type: [SiteAdaptiveTemplateCondition],
       description: 'One condition per boolean claim of the visitor schema (organization members only).',
       resolve: async (s, _a, ctx) => {
-        await assertSiteMember(ctx, s, undefined, 'read');
+        await ctx.access.requireSite(s, 'site:read');
         return templateConditions(s.adaptiveSchema);
       },
     }),
@@ -603,7 +585,7 @@ builder.queryFields((t) => ({
     resolve: async (query, _r, args, ctx) => {
       const view = parseVisitor(args.visitor);
       const site = await ctx.prisma.site.findUnique({ ...query, where: { id: String(args.id) } });
-      await assertSiteMember(ctx, site, args.organizationId ? String(args.organizationId) : undefined, 'read');
+      await ctx.access.requireSite(site, 'site:read', args.organizationId ? String(args.organizationId) : undefined);
       authorize(ctx, site!.id);
       return tag([site!], view)[0];
     },
@@ -621,7 +603,7 @@ builder.queryFields((t) => ({
     resolve: async (query, _r, args, ctx) => {
       const view = parseVisitor(args.visitor) ?? {};
       const site = await ctx.prisma.site.findUnique({ ...query, where: { id: String(args.siteId) } });
-      const reader = await assertSiteReader(ctx, site, { organizationId: args.organizationId ? String(args.organizationId) : undefined, shareKey: args.shareKey });
+      const reader = await ctx.access.siteReader(site, { organizationId: args.organizationId ? String(args.organizationId) : undefined, shareKey: args.shareKey });
       authorize(ctx, site!.id);
       return tag([site!], { ...view, shareKey: reader.shareKey })[0];
     },

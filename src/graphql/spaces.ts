@@ -1,6 +1,5 @@
 // Spaces: the Space node (with counters and permissions), queries and mutations.
 import { builder } from './builder.ts';
-import { spaceVisibleWithShareKey } from '../domain/share-links.ts';
 import { RoleEnum, loader, countsByKey, dropUndefined, DeletePayload, loadSpaceById } from './common.ts';
 import {
   createSpace,
@@ -154,7 +153,7 @@ builder.queryField('space', (t) =>
       shareKey: t.arg.string({ required: false, description: "An active share link's key of a published site that shows this space lets anyone read it." }),
     },
     resolve: async (query, _r, { id, shareKey }, ctx) => {
-      const visibleByKey = shareKey ? await spaceVisibleWithShareKey(ctx, String(id), shareKey) : false;
+      const visibleByKey = shareKey ? await ctx.access.spaceVisibleWithShareKey(String(id), shareKey) : false;
       // One read: the row with the selection's relations (all scalars included), then the access
       // check on that row.
       const space = await ctx.prisma.space.findUnique({ ...query, where: { id: String(id) } });

@@ -12,7 +12,6 @@ import {
   teamListQuery,
   requireListTeams,
   requireTeam,
-  teamPermissionsFor,
   createTeam,
   updateTeam,
   deleteTeam,
@@ -41,11 +40,8 @@ const TeamPermissions = builder.simpleObject('TeamPermissions', {
 
 async function teamPermissions(ctx: Context, team: Pick<Team, 'id' | 'organizationId'>) {
   const viewerId = ctx.access.requireViewer().user.id;
-  const [membership, role] = await Promise.all([
-    ctx.access.membership(team.organizationId),
-    loader(ctx, 'team.viewerRole', (ids: readonly string[]) => teamRolesOfUser(ctx.prisma, viewerId, ids)).load(team.id),
-  ]);
-  return teamPermissionsFor(membership, role);
+  const role = await loader(ctx, 'team.viewerRole', (ids: readonly string[]) => teamRolesOfUser(ctx.prisma, viewerId, ids)).load(team.id);
+  return ctx.access.teamPermissions(team.organizationId, role);
 }
 
 const loadTeamById = (ctx: Context, id: string) => loadById(ctx, 'team.byId', id, (ids) => ctx.prisma.team.findMany({ where: { id: { in: ids } } }));
