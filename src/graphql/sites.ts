@@ -135,52 +135,93 @@ const guard = (model: StructureModel, action: SiteAction = 'site:read') => async
 
 export const SiteTypeEnum = builder.enumType('SiteType', {
   description: 'REST writes `legacy-basic` / `legacy-premium` with `-`.',
-  values: ['basic', 'premium', 'ultimate', 'sponsored', 'legacy_basic', 'legacy_premium'] as const,
+  values: {
+    basic: { description: 'The free plan.' },
+    premium: { description: 'Premium plan: custom domains, adaptive content, share links.' },
+    ultimate: { description: 'Ultimate plan: everything premium has, plus visitor authentication.' },
+    sponsored: { description: 'Sponsored (open-source) plan.' },
+    legacy_basic: { description: 'A basic site of the former plans (REST `legacy-basic`).' },
+    legacy_premium: { description: 'A premium site of the former plans (REST `legacy-premium`).' },
+  } as const,
 });
 export const SiteVisibilityEnum = builder.enumType('SiteVisibility', {
   description: '`public` (open, indexed), `unlisted` (open, not indexed), `share_link` (REST `share-link`: a secret key), `visitor_auth` (REST `visitor-auth`: a visitor JWT).',
-  values: ['public', 'unlisted', 'share_link', 'visitor_auth'] as const,
+  values: {
+    public: { description: 'Anyone may read it, and search engines index it.' },
+    unlisted: { description: 'Anyone with the URL may read it; not indexed.' },
+    share_link: { description: 'Readable with a share link key (REST `share-link`).' },
+    visitor_auth: { description: 'Readable by visitors authenticated by the site owner (REST `visitor-auth`); members only here.' },
+  } as const,
 });
-export const SiteAgentsContextEnum = builder.enumType('SiteAgentsContext', { values: ['excluded', 'included'] as const });
+export const SiteAgentsContextEnum = builder.enumType('SiteAgentsContext', {
+  description: 'Whether the site is offered to AI agents as context.',
+  values: {
+    excluded: { description: 'Not offered to agents.' },
+    included: { description: 'Offered to agents.' },
+  } as const,
+});
 export const SiteStructureTypeEnum = builder.enumType('SiteStructureType', {
   description: '`sections`: the top level holds sections and section groups; `siteSpaces`: it holds site spaces.',
-  values: ['sections', 'siteSpaces'] as const,
+  values: {
+    sections: { description: 'The top level holds sections and section groups.' },
+    siteSpaces: { description: 'The top level holds site spaces (a site without sections).' },
+  } as const,
 });
 export const SiteStructureItemTypeEnum = builder.enumType('SiteStructureItemType', {
   description: 'REST writes `site-space`, `site-section`, `site-section-group`.',
-  values: ['site_space', 'site_section', 'site_section_group'] as const,
+  values: {
+    site_space: { description: 'A space published in the site (REST `site-space`).' },
+    site_section: { description: 'A section: a tab of the site with its own site spaces (REST `site-section`).' },
+    site_section_group: { description: 'A group of sections (REST `site-section-group`).' },
+  } as const,
 });
 const NewSiteContentEnum = builder.enumType('NewSiteContent', {
   description: 'Create a new space for the site: `sample` (with a few sample pages) or `empty`.',
-  values: ['sample', 'empty'] as const,
+  values: {
+    sample: { description: 'A new space with a few sample pages.' },
+    empty: { description: 'A new empty space.' },
+  } as const,
 });
 
 const SiteProxy = builder.simpleObject('SiteProxy', {
+  description: 'Where the site is served through a reverse proxy.',
   fields: (t) => ({
     origin: t.string({ description: 'Host and path the site is served at, e.g. `example.com/docs`.' }),
     target: t.string({ description: 'Where requests at the origin are proxied to.' }),
   }),
 });
-const SiteAdaptiveContent = builder.simpleObject('SiteAdaptiveContent', { fields: (t) => ({ enabled: t.boolean() }) });
+const SiteAdaptiveContent = builder.simpleObject('SiteAdaptiveContent', {
+  description: 'Adaptive content: pages and sections shown by conditions on visitor claims.',
+  fields: (t) => ({ enabled: t.boolean({ description: 'Whether conditions on visitor claims apply.' }) }),
+});
 const SiteUrls = builder.simpleObject('SiteUrls', {
+  description: 'Where a site is: in this API, in the web app and, once published, on the web.',
   fields: (t) => ({
-    location: t.string(),
-    app: t.string(),
+    location: t.string({ description: 'The site in the REST API (`/v1/orgs/{organizationId}/sites/{siteId}`).' }),
+    app: t.string({ description: 'The site in the web app.' }),
     published: t.string({ nullable: true, description: 'Only when the site is published.' }),
   }),
 });
 const SiteItemUrls = builder.simpleObject('SiteItemUrls', {
+  description: 'Where a section or site space is: in this API and, once the site is published, on the web.',
   fields: (t) => ({
-    location: t.string(),
+    location: t.string({ description: 'The item in the REST API (a GET on it answers the item).' }),
     published: t.string({ nullable: true, description: 'Only when the site is published.' }),
   }),
 });
 export const SiteAdaptiveSchemaRef = builder.simpleObject('SiteAdaptiveSchema', {
   description: 'The visitor schema of a site with adaptive content: a JSON Schema (draft-07) of boolean claims.',
-  fields: (t) => ({ jsonSchema: t.field({ type: 'JSON' }), updatedAt: t.field({ type: 'DateTime' }) }),
+  fields: (t) => ({
+    jsonSchema: t.field({ type: 'JSON', description: 'The JSON Schema of the visitor claims that conditions may use.' }),
+    updatedAt: t.field({ type: 'DateTime', description: 'When the schema was last replaced.' }),
+  }),
 });
 const SiteAdaptiveTemplateCondition = builder.simpleObject('SiteAdaptiveTemplateCondition', {
-  fields: (t) => ({ condition: t.string(), description: t.string() }),
+  description: 'A ready-made condition on the visitor claims of the site\'s schema.',
+  fields: (t) => ({
+    condition: t.string({ description: 'The condition expression, e.g. `visitor.claims.isBetaUser`.' }),
+    description: t.string({ description: 'What the condition selects, in words.' }),
+  }),
 });
 
 // ------------------------------------------------------------------ the structure item interface
@@ -197,8 +238,8 @@ export const SiteStructureItemRef = builder.interfaceRef<{ id: string; siteId: s
     throw new Error(`not a structure item: ${item.id}`);
   },
   fields: (t) => ({
-    id: t.exposeID('id'),
-    siteId: t.exposeString('siteId'),
+    id: t.exposeID('id', { description: 'Its id (`sitesp_…`, `sitesc_…` or `sitesg_…`).' }),
+    siteId: t.exposeString('siteId', { description: 'The site it belongs to (`site_…`).' }),
     position: t.exposeInt('position', { description: 'Index among the siblings of its container (dense, from 0).' }),
   }),
 });
@@ -231,6 +272,7 @@ export const SiteSpaceRef = builder.prismaNode('SiteSpace', {
       resolve: (s) => (s.sectionId ? s.section?.defaultSiteSpaceId === s.id : s.site.defaultSiteSpaceId === s.id),
     }),
     urls: t.field({
+      description: 'Where the site space is: this API and, once the site is published, the web.',
       type: SiteItemUrls,
       select: { site: { select: SITE_URL_SELECT }, section: { select: { path: true, defaultSiteSpaceId: true } } },
       resolve: (s, _a, ctx) => {
@@ -278,6 +320,7 @@ export const SiteSectionRef = builder.prismaNode('SiteSection', {
       resolve: (s) => visible(s.siteSpaces as SiteSpace[], viewOf(s)),
     }),
     urls: t.field({
+      description: 'Where the section is: this API and, once the site is published, the web.',
       type: SiteItemUrls,
       select: { site: { select: SITE_URL_SELECT } },
       resolve: (s, _a, ctx) => {
@@ -320,8 +363,8 @@ type Structure = { type: 'sections' | 'siteSpaces'; items: Array<SiteSection | S
 const SiteStructureRef = builder.objectRef<Structure>('SiteStructure').implement({
   description: 'A site\'s top level in order: sections and section groups (`type: sections`), or site spaces (`type: siteSpaces`).',
   fields: (t) => ({
-    type: t.field({ type: SiteStructureTypeEnum, resolve: (s) => s.type }),
-    items: t.field({ type: [SiteStructureItemRef], complexity: LIST_COMPLEXITY, resolve: (s) => s.items }),
+    type: t.field({ type: SiteStructureTypeEnum, description: 'What the top level holds.', resolve: (s) => s.type }),
+    items: t.field({ type: [SiteStructureItemRef], description: 'The top-level items in reading order (with a visitor: the ones that visitor sees).', complexity: LIST_COMPLEXITY, resolve: (s) => s.items }),
   }),
 });
 
@@ -412,9 +455,10 @@ export const SiteRef = builder.prismaNode('Site', {
     proxy: t.field({
       type: SiteProxy,
       nullable: true,
+      description: 'The reverse proxy the site is served through; null without one.',
       resolve: (s, _a, ctx) => (s.proxy ? { origin: s.proxy, target: `${ctx.config.publicUrl}/sites/${s.id}/` } : null),
     }),
-    adaptiveContent: t.field({ type: SiteAdaptiveContent, resolve: (s) => ({ enabled: s.adaptiveContentEnabled }) }),
+    adaptiveContent: t.field({ type: SiteAdaptiveContent, description: 'Adaptive content settings.', resolve: (s) => ({ enabled: s.adaptiveContentEnabled }) }),
     agentsContext: t.expose('agentsContext', { type: SiteAgentsContextEnum }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
@@ -428,6 +472,7 @@ export const SiteRef = builder.prismaNode('Site', {
     siteSpaceCount: t.relationCount('siteSpaces', { where: LIVE_SPACES, description: 'Number of site spaces, in all sections.' }),
     urls: t.field({
       type: SiteUrls,
+      description: 'Where the site is: this API, the web app, and the published site.',
       resolve: (s, _a, ctx) => ({
         location: `${ctx.config.publicUrl}/v1/orgs/${s.organizationId}/sites/${s.id}`,
         app: `${ctx.config.appUrl}/o/${s.organizationId}/sites/${s.id}`,
@@ -557,8 +602,8 @@ builder.prismaObjectField('Organization', 'sites', (t) =>
     args: {
       space: t.arg.string({ description: 'Only sites showing this space.' }),
       title: t.arg.string({ description: 'Title contains (case-insensitive).' }),
-      published: t.arg.boolean(),
-      type: t.arg({ type: [SiteTypeEnum] }),
+      published: t.arg.boolean({ description: 'Only published (true) or unpublished (false) sites.' }),
+      type: t.arg({ type: [SiteTypeEnum], description: 'Only sites of these types.' }),
     },
     resolve: async (page, org, args, ctx) => {
       const filter = await requireSiteList(ctx, org.id, siteFilterOf(args));
@@ -578,9 +623,9 @@ builder.queryFields((t) => ({
     type: SiteRef,
     description: 'A site, for members of its organization. `visitor: { claims }` previews what that visitor would see.',
     args: {
-      id: t.arg.id({ required: true }),
+      id: t.arg.id({ required: true, description: 'The site (`site_…`).' }),
       organizationId: t.arg.id({ description: 'When given, the site must belong to it (REST paths).' }),
-      visitor: t.arg({ type: 'JSON' }),
+      visitor: t.arg({ type: 'JSON', description: 'Preview as this visitor: `{ claims: { … } }` for adaptive content.' }),
     },
     resolve: async (query, _r, args, ctx) => {
       const view = parseVisitor(args.visitor);
@@ -595,10 +640,10 @@ builder.queryFields((t) => ({
     description:
       'A site as its audience reads it: for organization members (a preview, published or not), or anyone when it is published and public/unlisted, or share-link with an active `shareKey`. A given `shareKey` must be an active key of the site. `visitor: { claims }` evaluates every condition and leaves out what that visitor would not see.',
     args: {
-      siteId: t.arg.id({ required: true }),
-      organizationId: t.arg.id(),
-      shareKey: t.arg.string(),
-      visitor: t.arg({ type: 'JSON' }),
+      siteId: t.arg.id({ required: true, description: 'The site (`site_…`).' }),
+      organizationId: t.arg.id({ description: 'When given, the site must belong to it (REST paths).' }),
+      shareKey: t.arg.string({ description: 'The key of an active share link, for a `share_link` site read by someone who is not a member.' }),
+      visitor: t.arg({ type: 'JSON', description: 'The visitor: `{ claims: { … } }` deciding adaptive content (what they see).' }),
     },
     resolve: async (query, _r, args, ctx) => {
       const view = parseVisitor(args.visitor) ?? {};
@@ -611,19 +656,38 @@ builder.queryFields((t) => ({
   siteAdaptiveSchema: t.field({
     type: SiteAdaptiveSchemaRef,
     description: 'The visitor schema of a site; NOT_FOUND before one is set.',
-    args: { siteId: t.arg.id({ required: true }), organizationId: t.arg.id() },
+    args: {
+      siteId: t.arg.id({ required: true, description: 'The site (`site_…`).' }),
+      organizationId: t.arg.id({ description: 'When given, the site must belong to it (REST paths).' }),
+    },
     resolve: (_r, args, ctx) => getAdaptiveSchema(ctx, args.organizationId ? String(args.organizationId) : undefined, String(args.siteId)),
   }),
 }));
 
 // ------------------------------------------------------------------ mutations
 
-const SitePayload = builder.simpleObject('SitePayload', { fields: (t) => ({ site: t.field({ type: SiteRef }) }) });
-const SiteSectionPayload = builder.simpleObject('SiteSectionPayload', { fields: (t) => ({ section: t.field({ type: SiteSectionRef }) }) });
-const SiteSectionGroupPayload = builder.simpleObject('SiteSectionGroupPayload', { fields: (t) => ({ group: t.field({ type: SiteSectionGroupRef }) }) });
-const SiteSpacePayload = builder.simpleObject('SiteSpacePayload', { fields: (t) => ({ siteSpace: t.field({ type: SiteSpaceRef }) }) });
-const SiteAdaptiveSchemaPayload = builder.simpleObject('SiteAdaptiveSchemaPayload', { fields: (t) => ({ adaptiveSchema: t.field({ type: SiteAdaptiveSchemaRef }) }) });
+const SitePayload = builder.simpleObject('SitePayload', {
+  description: 'The site a mutation created or changed.',
+  fields: (t) => ({ site: t.field({ type: SiteRef, description: 'The site as it is now.' }) }),
+});
+const SiteSectionPayload = builder.simpleObject('SiteSectionPayload', {
+  description: 'The section a mutation created or changed.',
+  fields: (t) => ({ section: t.field({ type: SiteSectionRef, description: 'The section as it is now.' }) }),
+});
+const SiteSectionGroupPayload = builder.simpleObject('SiteSectionGroupPayload', {
+  description: 'The section group a mutation created or changed.',
+  fields: (t) => ({ group: t.field({ type: SiteSectionGroupRef, description: 'The section group as it is now.' }) }),
+});
+const SiteSpacePayload = builder.simpleObject('SiteSpacePayload', {
+  description: 'The site space a mutation created or changed.',
+  fields: (t) => ({ siteSpace: t.field({ type: SiteSpaceRef, description: 'The site space as it is now.' }) }),
+});
+const SiteAdaptiveSchemaPayload = builder.simpleObject('SiteAdaptiveSchemaPayload', {
+  description: 'The visitor schema after the change.',
+  fields: (t) => ({ adaptiveSchema: t.field({ type: SiteAdaptiveSchemaRef, description: 'The schema as it is now.' }) }),
+});
 const SortSiteStructurePayload = builder.simpleObject('SortSiteStructurePayload', {
+  description: 'The item a sort moved.',
   fields: (t) => ({ item: t.field({ type: SiteStructureItemRef, description: 'The moved item.' }) }),
 });
 
@@ -768,6 +832,7 @@ builder.mutationFields((t) => ({
   }),
   deleteSite: t.field({
     type: DeletePayload,
+    description: 'Delete a site with its structure and share links (its spaces stay). Idempotent (deleted: false when already gone). Organization admins only. REST: DELETE /v1/orgs/{organizationId}/sites/{siteId}.',
     args: { input: t.arg({ type: SiteKeyInput, required: true, description: 'The site to delete.' }) },
     resolve: async (_r, { input }, ctx) => {
       const org = await organizationOf(ctx, input.organizationId, 'site', input.siteId);
