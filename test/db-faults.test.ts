@@ -4,7 +4,6 @@
 // and the gateway recovers by itself once the database is back.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -17,17 +16,8 @@ import { loadConfig } from '../src/config.ts';
 import { createApp, type App } from '../src/app.ts';
 import { isDatabaseUnavailable } from '../src/lib/errors.ts';
 import { ADMIN_TOKEN } from './helpers.ts';
+import { freePort } from './global-setup.ts';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
 
 let tmpDir: string;
 let dataDir: string;

@@ -20,7 +20,8 @@ declare module 'vitest' {
   }
 }
 
-function freePort(): Promise<number> {
+/** A TCP port free on loopback now (the test's own servers and PostgreSQL instances). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.listen(0, '127.0.0.1', () => {
