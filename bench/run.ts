@@ -28,6 +28,8 @@ import { seed, SCALES, type Fixture, type Scale } from './seed.ts';
 import { SCENARIOS, describeSiteTree, type BenchContext, type HttpCall, type LoadScenario, type WriteScenario } from './scenarios.ts';
 import { runFloor, openFloor, paired, summarize, FLOOR_SQL } from './floor.ts';
 import { checkPlans } from './plans.ts';
+import { cpuSnapshot, cpuPerRequest, findPostmaster } from './cpu.ts';
+import { seedPeer, compareTrees } from './peer.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MB = 1024 * 1024;
@@ -99,11 +101,19 @@ type Row = {
   note?: string;
   /** The SQL of one request (probe), for reading where the statements go. */
   trace?: { count: number; statements: string[] };
+  /**
+   * CPU milliseconds per request during the timed run, from /proc: the serving process (the
+   * gateway, or the peer for 1.peer) and the whole PostgreSQL server.
+   */
+  cpu?: { serverMs?: number; postgresMs?: number };
 };
 
 // ------------------------------------------------------------------ the gateway process
 
-type Server = { child: ChildProcess; baseUrl: string; statsUrl: string };
+type Server = { child: ChildProcess; baseUrl: string; statsUrl: string; pid?: number };
+
+/** The PostgreSQL server's postmaster, when it runs on this machine (CPU per request). */
+let postmasterPid: number | undefined;
 
 /** bench/server.ts bundled by the script `npm start` builds with (two levels below the root). */
 async function compileServer(): Promise<string> {
@@ -131,12 +141,48 @@ async function startServer(databaseUrl: string, fx: Fixture): Promise<Server> {
     child.on('message', (m: any) => {
       if (m?.type === 'ready') {
         clearTimeout(timer);
-        resolve({ child, baseUrl: `http://127.0.0.1:${m.port}`, statsUrl: `http://127.0.0.1:${m.statsPort}` });
+        resolve({ child, baseUrl: `http://127.0.0.1:${m.port}`, statsUrl: `http://127.0.0.1:${m.statsPort}`, pid: m.pid ?? child.pid });
       }
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`the gateway exited during start-up (code ${code})`));
+    });
+  });
+}
+
+/**
+ * The peer (issue 14): PostGraphile v5 over schema `peer`, filled with the flagship site
+ * (bench/peer.ts), in its own process (bench/peer-server.ts, through tsx, plain Node options:
+ * PostGraphile as its docs run it). Undefined with the reason when PostGraphile is not installed.
+ */
+async function startPeer(databaseUrl: string, fx: Fixture): Promise<Server | { unavailable: string }> {
+  try {
+    import.meta.resolve('postgraphile');
+  } catch {
+    return { unavailable: 'postgraphile is not installed (a dev dependency)' };
+  }
+  const counts = await seedPeer(databaseUrl, fx.siteId);
+  log(`peer: schema "peer" filled with the flagship site: ${counts.groups} groups, ${counts.sections} sections, ${counts.siteSpaces} site spaces, ${counts.spaces} spaces, ${counts.pages} pages`);
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(HERE, 'peer-server.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, DATABASE_URL: databaseUrl, NODE_ENV: 'production' },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('the peer did not start within 90 s'));
+    }, 90_000);
+    child.on('message', (m: any) => {
+      if (m?.type === 'ready') {
+        clearTimeout(timer);
+        resolve({ child, baseUrl: `http://127.0.0.1:${m.port}`, statsUrl: `http://127.0.0.1:${m.statsPort}`, pid: m.pid ?? child.pid });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the peer exited during start-up (code ${code})`));
     });
   });
 }
@@ -290,6 +336,7 @@ async function runLoad(s: LoadScenario, server: Server, ctx: BenchContext): Prom
     if (!slow && warmup > 0) await cannon(server, ctx.fx, call, connections, warmup);
     await quiesce(server);
     await reset(server);
+    const cpu0 = cpuSnapshot(server.pid, postmasterPid);
     const r = slow ? await cannon(server, ctx.fx, call, connections, 0, MIN_SAMPLES) : await cannon(server, ctx.fx, call, connections, duration);
     // Make sure every figure rests on at least MIN_SAMPLES responses.
     if (r.samples.length < MIN_SAMPLES) {
@@ -301,6 +348,7 @@ async function runLoad(s: LoadScenario, server: Server, ctx: BenchContext): Prom
       r.elapsed += more.elapsed;
     }
     const st = await quiesce(server);
+    const cpu = cpuPerRequest(cpu0, cpuSnapshot(server.pid, postmasterPid), st.requests);
     rows.push({
       ...base,
       connections,
@@ -311,6 +359,7 @@ async function runLoad(s: LoadScenario, server: Server, ctx: BenchContext): Prom
       statementsPerRequest: st.requests ? st.statements / st.requests : undefined,
       peakRssMB: st.peakRss / MB,
       peakHeapMB: st.peakHeapUsed / MB,
+      cpu,
       memoryMB: Object.fromEntries(Object.entries(st.memory).map(([k, v]) => [k, Math.round((v as number) / MB)])),
       non2xx: r.non2xx,
       errors: r.errors,
@@ -318,7 +367,7 @@ async function runLoad(s: LoadScenario, server: Server, ctx: BenchContext): Prom
       note: [note, slow ? `slow: ${r.samples.length} requests timed (probe ${fmt(probeMs, 0)} ms)` : '', r.non2xx ? `${r.non2xx} non-2xx` : '', r.errors ? `${r.errors} errors` : ''].filter(Boolean).join('; ') || undefined,
       trace: connections === s.connections[0] ? { count: trace.statements.length, statements: trace.statements.map((q) => (q.length > 600 ? q.slice(0, 600) + ' …' : q)) } : undefined,
     });
-    log(`${s.id.padEnd(3)} c=${connections}: ${fmt(rows.at(-1)!.rps, 0)} req/s, p50 ${fmt(rows.at(-1)!.latency!.p50, 1)} ms, ${fmt(rows.at(-1)!.statementsPerRequest, 1)} SQL/req${note ? ` (${note})` : ''}`);
+    log(`${s.id.padEnd(3)} c=${connections}: ${fmt(rows.at(-1)!.rps, 0)} req/s, p50 ${fmt(rows.at(-1)!.latency!.p50, 1)} ms, ${fmt(rows.at(-1)!.statementsPerRequest, 1)} SQL/req, CPU/req ${fmt(cpu.serverMs, 1)} ms server + ${fmt(cpu.postgresMs, 1)} ms PostgreSQL${note ? ` (${note})` : ''}`);
   }
   return { rows, call, statements: trace.statements };
 }
@@ -474,11 +523,11 @@ function fmt(n: number | undefined, digits = 1) {
 }
 
 function table(rows: Row[]) {
-  const head = ['id', 'scenario', 'conn', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'SQL/req', 'peak RSS MB'];
+  const head = ['id', 'scenario', 'conn', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'SQL/req', 'peak RSS MB', 'CPU ms/req srv', 'pg'];
   const lines = rows.map((r) =>
     r.status !== 'ok'
-      ? [r.id, r.name, '', r.status === 'skipped' ? 'skipped (not available)' : 'ERROR', '', '', '', '', '']
-      : [r.id, r.name, String(r.connections ?? ''), fmt(r.rps, 0), fmt(r.latency?.p50, 1), fmt(r.latency?.p95, 1), fmt(r.latency?.p99, 1), fmt(r.statementsPerRequest, 1), fmt(r.peakRssMB, 0)],
+      ? [r.id, r.name, '', r.status === 'skipped' ? 'skipped (not available)' : 'ERROR', '', '', '', '', '', '', '']
+      : [r.id, r.name, String(r.connections ?? ''), fmt(r.rps, 0), fmt(r.latency?.p50, 1), fmt(r.latency?.p95, 1), fmt(r.latency?.p99, 1), fmt(r.statementsPerRequest, 1), fmt(r.peakRssMB, 0), r.cpu ? fmt(r.cpu.serverMs, 1) : '', r.cpu ? fmt(r.cpu.postgresMs, 1) : ''],
   );
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const nameWidth = Math.min(widths[1], 62);
@@ -487,6 +536,37 @@ function table(rows: Row[]) {
   const out = [fmtLine(head), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(fmtLine)];
   for (const r of rows) if (r.status !== 'ok' && r.reason) out.push(`  ${r.id}: ${r.status === 'skipped' ? 'skipped' : 'error'} — ${r.reason}`);
   for (const r of rows) if (r.status === 'ok' && r.note) out.push(`  ${r.id}${r.connections && r.group < 6 ? ` c=${r.connections}` : ''}: ${r.note}`);
+  return out.join('\n');
+}
+
+/**
+ * Scenario 1 beside its floor and its peer: the paired p50 ratios, the req/s ratio at 8
+ * connections and CPU per request of both sides (server process + PostgreSQL, from /proc).
+ */
+function peerSummary(rows: Row[], pairs: Paired[], check: string | undefined): string | undefined {
+  const find = (id: string, c = 1) => rows.find((r) => r.id === id && r.status === 'ok' && (r.connections ?? 1) === c);
+  const pair = (a: string, b: string) => pairs.find((p) => p.a === a && p.b === b);
+  if (!find('1.peer')) return undefined;
+  const out = ['scenario 1 beside its floor and its peer (PostGraphile v5, amber preset, normalized schema "peer"):'];
+  if (check) out.push(`  response check: ${check}`);
+  const pf = pair('1', '1.floor');
+  const pp = pair('1', '1.peer');
+  if (pf) out.push(`  paired p50 gateway / floor: ${pf.ratioP50.toFixed(2)}×  (${fmt(pf.aLatency.p50)} / ${fmt(pf.bLatency.p50)} ms, ${pf.pairs} pairs)`);
+  if (pp) out.push(`  paired p50 gateway / peer:  ${pp.ratioP50.toFixed(2)}×  (${fmt(pp.aLatency.p50)} / ${fmt(pp.bLatency.p50)} ms, ${pp.pairs} pairs; p95 ${fmt(pp.aLatency.p95)} / ${fmt(pp.bLatency.p95)} ms)`);
+  const g8 = find('1', 8);
+  const p8 = find('1.peer', 8);
+  if (g8 && p8) out.push(`  req/s at 8 connections gateway / peer: ${(g8.rps! / p8.rps!).toFixed(2)}×  (${fmt(g8.rps, 1)} / ${fmt(p8.rps, 1)} req/s)`);
+  for (const c of [1, 8]) {
+    const g = find('1', c);
+    const p = find('1.peer', c);
+    if (!g?.cpu || !p?.cpu) continue;
+    const tot = (r: Row) => (r.cpu!.serverMs ?? NaN) + (r.cpu!.postgresMs ?? NaN);
+    out.push(
+      `  CPU ms per request, c=${c}: gateway ${fmt(g.cpu.serverMs)} + PostgreSQL ${fmt(g.cpu.postgresMs)} = ${fmt(tot(g))}; ` +
+        `peer ${fmt(p.cpu.serverMs)} + PostgreSQL ${fmt(p.cpu.postgresMs)} = ${fmt(tot(p))}; ratio ${(tot(g) / tot(p)).toFixed(2)}× ` +
+        `(server ${((g.cpu.serverMs ?? NaN) / (p.cpu.serverMs ?? NaN)).toFixed(2)}×, PostgreSQL ${((g.cpu.postgresMs ?? NaN) / (p.cpu.postgresMs ?? NaN)).toFixed(2)}×)`,
+    );
+  }
   return out.join('\n');
 }
 
@@ -508,6 +588,32 @@ function evaluate(rows: Row[], floor: Row | undefined, pairs: Paired[], fx: Fixt
   } else targets.push({ target: 'scenario 1 p50 / SQL floor p50', value: 'n/a', limit: '≤ 2×', pass: null, note: 'scenario 1 not measured' });
   if (s1) targets.push({ target: 'scenario 1 SQL statements per request', value: fmt(s1.statementsPerRequest, 1), limit: '≤ 3', pass: (s1.statementsPerRequest ?? Infinity) <= 3 });
 
+  // The peer (issue 14): PostGraphile v5 serving the same structure.
+  const peer1 = find('1.peer');
+  const pp = pair('1', '1.peer');
+  if (s1 && peer1) {
+    const s8 = find('1', 8);
+    const peer8 = find('1.peer', 8);
+    const cpuTotal = (r?: Row) => (r?.cpu?.serverMs === undefined || r.cpu.postgresMs === undefined ? undefined : r.cpu.serverMs + r.cpu.postgresMs);
+    ratios.scenario1ToPeer = {
+      pairedP50: pp?.ratioP50 ?? null,
+      unpairedP50: s1.latency!.p50 / peer1.latency!.p50,
+      rps8: s8 && peer8 ? s8.rps! / peer8.rps! : null,
+      cpu: Object.fromEntries(
+        [1, 8].map((c) => {
+          const g = find('1', c);
+          const p = find('1.peer', c);
+          return [`c${c}`, { gateway: g?.cpu ?? null, peer: p?.cpu ?? null, totalRatio: cpuTotal(g) !== undefined && cpuTotal(p) ? cpuTotal(g)! / cpuTotal(p)! : null }];
+        }),
+      ),
+    };
+    if (pp) targets.push({ target: 'scenario 1 p50 / peer p50 (paired, 1 connection)', value: `${pp.ratioP50.toFixed(2)}× (${fmt(pp.aLatency.p50)} / ${fmt(pp.bLatency.p50)} ms, ${pp.pairs} pairs)`, limit: '≤ 1.0 (issue 14)', pass: pp.ratioP50 <= 1 });
+    if (s8 && peer8) targets.push({ target: 'scenario 1 req/s / peer req/s (8 connections)', value: `${(s8.rps! / peer8.rps!).toFixed(2)}× (${fmt(s8.rps, 1)} / ${fmt(peer8.rps, 1)})`, limit: '≥ 1.0 (issue 14)', pass: s8.rps! >= peer8.rps! });
+    const g1 = cpuTotal(s1);
+    const p1c = cpuTotal(peer1);
+    if (g1 !== undefined && p1c) targets.push({ target: 'scenario 1 CPU per request / peer\'s (server + PostgreSQL, 1 connection)', value: `${(g1 / p1c).toFixed(2)}× (${fmt(g1)} / ${fmt(p1c)} ms)`, limit: '≤ 1.0 (issue 14)', pass: g1 <= p1c });
+  }
+
   const shim: Record<string, unknown> = {};
   for (const g of rows.filter((r) => r.sameDataAs && r.status === 'ok' && r.connections === 1)) {
     const r = find(g.sameDataAs!);
@@ -521,7 +627,8 @@ function evaluate(rows: Row[], floor: Row | undefined, pairs: Paired[], fx: Fixt
   }
   ratios.restToGraphql = shim;
 
-  const peak = Math.max(0, ...rows.filter((r) => r.status === 'ok').map((r) => r.peakRssMB ?? 0));
+  // The gateway's RSS only (1.peer's row carries the peer process's).
+  const peak = Math.max(0, ...rows.filter((r) => r.status === 'ok' && r.id !== '1.peer').map((r) => r.peakRssMB ?? 0));
   targets.push({ target: 'server peak RSS through every scenario', value: `${peak.toFixed(0)} MB`, limit: '< 300 MB (medium)', pass: peak < 300, note: fx.scale === 'medium' ? undefined : `measured at ${fx.scale}` });
   for (const id of ['5a', '5b']) {
     const r = find(id);
@@ -575,9 +682,12 @@ async function main() {
   log(`scale ${scale}, ${duration} s per run (+${warmup} s warm-up), ${os.cpus().length} CPUs, Node ${process.version}${compiled ? ', gateway compiled (esbuild, plain node)' : ', gateway on tsx'}${nodeArgs.length ? `, node ${nodeArgs.join(' ')}` : ''}`);
   let db: BenchDatabase | undefined;
   let server: Server | undefined;
+  let peer: Server | { unavailable: string } | undefined;
   const cleanup = async () => {
     if (server) await stopServer(server).catch(() => {});
     server = undefined;
+    if (peer && 'child' in peer) await stopServer(peer).catch(() => {});
+    peer = undefined;
     if (db) await db.stop().catch(() => {});
     db = undefined;
   };
@@ -588,6 +698,8 @@ async function main() {
   try {
     db = await startBenchDatabase({ keep: keepDb, log });
     const fx = await seed(db.url, scale, log);
+    postmasterPid = await findPostmaster(db.url);
+    if (!postmasterPid) log('note: PostgreSQL does not run on this machine (or /proc is unreadable): no PostgreSQL CPU per request');
     server = await startServer(db.url, fx);
     const startStats = await stats(server);
     log(`gateway (pid ${server.child.pid}) on ${server.baseUrl}, stats on ${server.statsUrl}; RSS after start ${(startStats.rss / MB).toFixed(0)} MB, heap ${(startStats.heapUsed / MB).toFixed(0)} MB`);
@@ -608,11 +720,50 @@ async function main() {
     const traces = new Map<string, string[]>();
     let floor: Row | undefined;
     let floorCheck: string | undefined;
+    let peerCheck: string | undefined;
     for (const s of SCENARIOS) {
       if (only && !only.includes(s.id)) continue;
       if (s.kind === 'write' && noWrite) continue;
       try {
         let out: Row[];
+        if (s.kind === 'load' && s.target === 'peer') {
+          peer ??= await startPeer(db.url, fx);
+          if ('unavailable' in peer) {
+            out = [{ id: s.id, group: s.group, name: s.name, api: s.api, status: 'skipped', reason: peer.unavailable }];
+          } else {
+            log(`peer (pid ${peer.pid}, PostGraphile v5 amber) on ${peer.baseUrl}`);
+            const r = await runLoad(s, peer, ctx);
+            out = r.rows;
+            if (r.call) calls.set(s.id, r.call);
+            const gw = rows.find((x) => x.id === s.pairWith && x.status === 'ok' && x.connections === 1);
+            const mine = out.find((x) => x.status === 'ok' && x.connections === 1);
+            if (gw && mine) {
+              // Both must carry the same structure, or the comparison means nothing.
+              const a = gw.note?.split(';')[0];
+              const b = mine.note?.split(';')[0];
+              // And the same text: every site space, space and page field by field, in order.
+              const gwCall0 = calls.get(s.pairWith ?? '');
+              let content: string | undefined = 'not compared';
+              if (gwCall0 && r.call) {
+                const [x, y] = [await send(srv, fx, gwCall0), await send(peer, fx, r.call)];
+                content = compareTrees(x.body?.data?.publishedSite, y.body?.data?.siteByRowId);
+              }
+              peerCheck =
+                a === b && !content
+                  ? `same site spaces, spaces and pages, field by field: ${b} (gateway ${gw.bytesPerResponse} B, peer ${mine.bytesPerResponse} B per response)`
+                  : `DIFFERENT: gateway ${a}, peer ${b}${content ? `; ${content}` : ''}`;
+              if (a !== b || content) mine.note += ` — differs from the gateway's response (${content ?? a})`;
+              log(`peer check: ${peerCheck}`);
+            }
+            const gwCall = calls.get(s.pairWith ?? '');
+            if (r.call && gwCall) {
+              const pp = peer;
+              pairs.push(await pairedRun(srv, fx, s.pairWith!, okCall(srv, fx, gwCall), s.id, okCall(pp, fx, r.call)));
+            }
+          }
+          rows.push(...out);
+          continue;
+        }
         if (s.kind === 'load') {
           const r = await runLoad(s, srv, ctx);
           out = r.rows;
@@ -664,7 +815,12 @@ async function main() {
       for (const p of pairs) console.log(`  ${p.a.padEnd(3)} vs ${p.b.padEnd(8)} p50 ${fmt(p.aLatency.p50).padStart(7)} / ${fmt(p.bLatency.p50).padStart(7)} ms = ${p.ratioP50.toFixed(2)}×  (p95 ${fmt(p.aLatency.p95)} / ${fmt(p.bLatency.p95)} ms, ${p.pairs} pairs)`);
       console.log('');
     }
-    console.log('targets (issue 7):');
+    const peerBlock = peerSummary(rows, pairs, peerCheck);
+    if (peerBlock) {
+      console.log(peerBlock);
+      console.log('');
+    }
+    console.log('targets (issues 7 and 14):');
     for (const t of targets) console.log(`  ${t.pass === null ? '  ?' : t.pass ? 'pass' : 'MISS'}  ${t.target}: ${t.value} (target ${t.limit})${t.note ? ` — ${t.note}` : ''}`);
     console.log('');
     console.log(`index check: ${plans.planned} distinct statements planned (EXPLAIN GENERIC_PLAN)${plans.failed ? `, ${plans.failed} not plannable` : ''}; sequential scans of tables over 1,000 rows:`);

@@ -3,6 +3,7 @@
 // scenarios are probed with one request first, and a REST 404 "No route" or a GraphQL
 // validation error marks them unavailable instead of failing the run.
 import type { Fixture } from './seed.ts';
+import { PEER_QUERY, describePeerTree } from './peer.ts';
 
 export type HttpCall = { method: 'GET' | 'POST'; path: string; body?: unknown; token?: string };
 
@@ -26,6 +27,12 @@ export type LoadScenario = {
   sameDataAs?: string;
   /** Scenario 1 is compared with the hand-written SQL floor. */
   floor?: boolean;
+  /**
+   * 'peer': the request goes to the peer process (PostGraphile v5, bench/peer-server.ts) instead
+   * of the gateway; `pairWith` names the gateway scenario it is paired and compared with.
+   */
+  target?: 'peer';
+  pairWith?: string;
   request(ctx: BenchContext): Promise<HttpCall | { unavailable: string }>;
   /** Describes the probe response (items, pages…), or throws when it is not what we asked for. */
   describe?(body: any, ctx: BenchContext): string;
@@ -130,6 +137,18 @@ export const SCENARIOS: Scenario[] = [
     floor: true,
     request: async ({ fx }) => gql(SITE_TREE_QUERY, { siteId: fx.siteId, org: fx.organizationId }),
     describe: (b) => describeSiteTree(b.data.publishedSite),
+  },
+  {
+    kind: 'load',
+    id: '1.peer',
+    group: 1,
+    name: 'peer: PostGraphile v5, same structure + page trees',
+    api: 'graphql',
+    connections: [1, 8],
+    target: 'peer',
+    pairWith: '1',
+    request: async ({ fx }) => gql(PEER_QUERY, { id: fx.siteId }),
+    describe: (b) => describePeerTree(b.data.siteByRowId),
   },
   {
     kind: 'load',
