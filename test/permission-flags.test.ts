@@ -33,11 +33,39 @@ const status = async (p: Promise<{ status: number }>) => (await p).status;
 const rest = (method: string, path: string, body: unknown, c: Caller) => status(t.rest(method, path, body, c.token));
 const admin = (method: string, path: string, body?: unknown) => t.rest(method, path, body);
 
+/** The flags of a REST representation; null when the caller may not read it (403/404: no flags to read). */
 async function readFlags(path: string, c: Caller) {
   const r = await t.rest('GET', path, undefined, c.token);
-  if (r.status === 404) return null;
+  if (r.status === 404 || r.status === 403) return null;
   expect(r.status, `GET ${path} as ${c.name}`).toBe(200);
   return r.body.permissions as Record<string, boolean>;
+}
+
+/** The `permissions` of a GraphQL query's `field`; null when the query is refused (NOT_FOUND/FORBIDDEN). */
+async function gqlFlags(query: string, variables: Record<string, unknown>, field: string, c: Caller) {
+  const r = await t.gql(query, variables, c.token);
+  const code = r.errors?.[0].extensions?.code;
+  if (code === 'NOT_FOUND' || code === 'FORBIDDEN') return null;
+  expect(r.errors, `${field} as ${c.name}`).toBeUndefined();
+  return r.data[field].permissions as Record<string, boolean>;
+}
+
+/**
+ * Several deletes answer 204 whether or not anything was deleted (the contract's idempotent
+ * deletes): a 2xx counts as success only when the row is gone; a 2xx that left it in place is
+ * reported as such.
+ */
+const NOTHING_DELETED = 0;
+async function deleted(status: Promise<number>, exists: () => Promise<unknown>) {
+  const s = await status;
+  if (s < 200 || s >= 300) return s;
+  return (await exists()) ? NOTHING_DELETED : s;
+}
+
+/** A member of the organization with the `read` role, made for one caller. */
+async function newMember() {
+  const u = await t.createUser('read');
+  return u.user.id;
 }
 
 let siteId: string;
@@ -195,6 +223,109 @@ const RESOURCES: ResourceCase[] = [
       ['admin', (i, c) => rest('PATCH', `/v1/orgs/${i.org}`, { title: 'My Organization' }, c)],
     ],
   },
+  {
+    // The REST provider carries no flags (the contract has none): GraphQL's.
+    name: 'SAML provider',
+    create: async () => {
+      const r = await admin('POST', `/v1/orgs/${t.org.id}/saml`, { label: 'Okta' });
+      expect(r.status).toBe(201);
+      return { saml: r.body.id };
+    },
+    flags: (i, c) =>
+      gqlFlags(`query($o: ID!, $id: ID!) { samlProvider(organizationId: $o, id: $id) { permissions { view edit } } }`, { o: t.org.id, id: i.saml }, 'samlProvider', c),
+    ops: [
+      ['view', (i, c) => rest('GET', `/v1/orgs/${t.org.id}/saml/${i.saml}`, undefined, c)],
+      ['edit', (i, c) => rest('PATCH', `/v1/orgs/${t.org.id}/saml/${i.saml}`, { label: 'Renamed' }, c)],
+      ['edit', (i, c) => deleted(rest('DELETE', `/v1/orgs/${t.org.id}/saml/${i.saml}`, undefined, c), () => t.app.prisma.samlProvider.findUnique({ where: { id: i.saml } }))],
+    ],
+  },
+  {
+    name: 'OpenAPI specification',
+    create: async () => {
+      const slug = `spec-${newId('Team').slice(-8).toLowerCase()}`;
+      const r = await admin('POST', `/v1/orgs/${t.org.id}/openapi`, { slug, source: { text: 'openapi: 3.0.0' } });
+      expect(r.status).toBe(201);
+      return { slug };
+    },
+    flags: (i, c) => readFlags(`/v1/orgs/${t.org.id}/openapi/${i.slug}`, c),
+    ops: [
+      ['view', (i, c) => rest('GET', `/v1/orgs/${t.org.id}/openapi/${i.slug}`, undefined, c)],
+      ['edit', (i, c) => rest('PUT', `/v1/orgs/${t.org.id}/openapi/${i.slug}`, { source: { text: 'openapi: 3.1.0' } }, c)],
+      ['delete', (i, c) => deleted(rest('DELETE', `/v1/orgs/${t.org.id}/openapi/${i.slug}`, undefined, c), () => t.app.prisma.openApiSpec.findFirst({ where: { organizationId: t.org.id, slug: i.slug } }))],
+    ],
+  },
+  {
+    name: 'translation settings',
+    create: async () => {
+      const r = await admin('POST', `/v1/orgs/${t.org.id}/translations`, { title: 'Docs in French' });
+      expect(r.status).toBe(201);
+      return { settings: r.body.id };
+    },
+    flags: (i, c) => readFlags(`/v1/orgs/${t.org.id}/translations/${i.settings}`, c),
+    ops: [
+      ['view', (i, c) => rest('GET', `/v1/orgs/${t.org.id}/translations/${i.settings}`, undefined, c)],
+      ['edit', (i, c) => rest('PUT', `/v1/orgs/${t.org.id}/translations/${i.settings}`, { title: 'Docs in German' }, c)],
+      ['edit', (i, c) => deleted(rest('DELETE', `/v1/orgs/${t.org.id}/translations/${i.settings}`, undefined, c), () => t.app.prisma.translationSettings.findUnique({ where: { id: i.settings } }))],
+    ],
+  },
+  ...[true, false].map(
+    (withGuest): ResourceCase => ({
+      name: withGuest ? 'team made by the admin, with the guest in it' : 'team made by the caller (when they may; else by the admin, without them)',
+      create: async (c) => {
+        if (!withGuest) {
+          const mine = await t.rest('PUT', `/v1/orgs/${t.org.id}/teams`, { title: `Team of ${c.name}` }, c.token);
+          if (mine.status === 201) return { team: mine.body.id };
+        }
+        const r = await admin('PUT', `/v1/orgs/${t.org.id}/teams`, { title: 'Writers', ...(withGuest && c.role === null ? { members: [c.userId] } : {}) });
+        expect(r.status).toBe(201);
+        return { team: r.body.id };
+      },
+      flags: (i, c) => readFlags(`/v1/orgs/${t.org.id}/teams/${i.team}`, c),
+      ops: [
+        ['view', (i, c) => rest('GET', `/v1/orgs/${t.org.id}/teams/${i.team}`, undefined, c)],
+        ['view', (i, c) => rest('GET', `/v1/orgs/${t.org.id}/teams/${i.team}/members`, undefined, c)],
+        ['admin', (i, c) => rest('PATCH', `/v1/orgs/${t.org.id}/teams/${i.team}`, { title: 'Renamed' }, c)],
+        ['admin', (i, c) => rest('PUT', `/v1/orgs/${t.org.id}/teams/${i.team}/members`, { add: [t.adminUser.id] }, c)],
+        ['admin', (i, c) => deleted(rest('DELETE', `/v1/orgs/${t.org.id}/teams/${i.team}`, undefined, c), () => t.app.prisma.team.findUnique({ where: { id: i.team } }))],
+      ],
+    }),
+  ),
+  ...[true, false].map(
+    (teammate): ResourceCase => ({
+      // The REST member carries no flags (the contract has none): GraphQL's.
+      name: teammate ? 'another member, in a team with the caller' : 'another member, in no team with the caller',
+      create: async (c) => {
+        const user = await newMember();
+        if (teammate && c.role !== undefined) {
+          expect((await admin('PUT', `/v1/orgs/${t.org.id}/teams`, { title: 'Pair', members: [user, c.userId] })).status).toBe(201);
+        }
+        return { user };
+      },
+      flags: (i, c) =>
+        gqlFlags(`query($o: ID!, $u: ID!) { member(organizationId: $o, userId: $u) { permissions { view admin } } }`, { o: t.org.id, u: i.user }, 'member', c),
+      ops: [
+        ['view', (i, c) => rest('GET', `/v1/orgs/${t.org.id}/members/${i.user}`, undefined, c)],
+        ['view', (i, c) => rest('GET', `/v1/orgs/${t.org.id}/members/${i.user}/teams`, undefined, c)],
+        ['admin', (i, c) => rest('PATCH', `/v1/orgs/${t.org.id}/members/${i.user}`, { role: 'comment' }, c)],
+        ['admin', (i, c) => rest('POST', `/v1/orgs/${t.org.id}/members/${i.user}/sso`, undefined, c)],
+        ['admin', (i, c) =>
+          deleted(rest('DELETE', `/v1/orgs/${t.org.id}/members/${i.user}`, undefined, c), () =>
+            t.app.prisma.member.findUnique({ where: { organizationId_userId: { organizationId: t.org.id, userId: i.user } } }),
+          )],
+      ],
+    }),
+  ),
+  {
+    name: "the caller's own membership",
+    create: async (c) => ({ user: c.userId }),
+    flags: (i, c) =>
+      gqlFlags(`query($o: ID!, $u: ID!) { member(organizationId: $o, userId: $u) { permissions { view admin } } }`, { o: t.org.id, u: i.user }, 'member', c),
+    ops: [
+      ['view', (i, c) => rest('GET', `/v1/orgs/${t.org.id}/members/${i.user}`, undefined, c)],
+      // Setting one's own role to what it is: allowed to those who may change roles, and harmless.
+      ['admin', (i, c) => rest('PATCH', `/v1/orgs/${t.org.id}/members/${i.user}`, { role: c.role ?? null }, c)],
+    ],
+  },
 ];
 
 beforeAll(async () => {
@@ -238,7 +369,8 @@ describe('permission flags match what the API does', () => {
             if (flags) expect(typeof expected, `${resource.name}.${flag} is a boolean for ${c.name}`).toBe('boolean');
             const got = await op(instance, c);
             const succeeded = got >= 200 && got < 300;
-            if (!succeeded && ![403, 404].includes(got)) mismatches.push(`${c.name}: ${flag} answered ${got}`);
+            if (got === NOTHING_DELETED) mismatches.push(`${c.name}: ${flag}=${expected} but its delete answered 2xx and deleted nothing`);
+            else if (!succeeded && ![403, 404].includes(got)) mismatches.push(`${c.name}: ${flag} answered ${got}`);
             else if (succeeded !== expected) mismatches.push(`${c.name}: ${flag}=${expected} but the operation answered ${got}`);
             seen.set(flag, (seen.get(flag) ?? new Set()).add(expected));
           }

@@ -62,6 +62,17 @@ function orgAllows(m: Member | null, action: OrgAction): boolean {
   return min === null || atLeast(m.role, min);
 }
 
+/**
+ * The one rule for another member of the organization: you see yourself, and anyone when you may
+ * list members; you change their role, SSO or membership when you may manage members.
+ */
+function memberRights(me: Member | null, userId: string) {
+  return {
+    view: me != null && (me.userId === userId || orgAllows(me, 'member:read')),
+    admin: orgAllows(me, 'member:manage'),
+  };
+}
+
 export type ReaderView = {
   /** The validated share key, when the caller gave one. */
   shareKey: string | null;
@@ -230,6 +241,21 @@ export class Access {
       view: m != null && (m.role != null || teamRole != null),
       admin: m != null && (m.role === 'admin' || teamRole === 'owner'),
     };
+  }
+
+  /** The caller's rights on the member `userId` (the `Member.permissions` flags). */
+  async memberPermissions(organizationId: string, userId: string) {
+    return memberRights(await this.activeMember(organizationId), userId);
+  }
+
+  /**
+   * Require that the caller may read the member `userId` (REST `GET …/members/{userId}`,
+   * `member`, `node(id:)`): NOT_FOUND to non-members, FORBIDDEN to guests reading someone else.
+   */
+  async requireMemberView(organizationId: string, userId: string): Promise<Member> {
+    const me = await this.requireOrg(organizationId, 'organization:view');
+    if (!memberRights(me, userId).view) throw forbidden(`This requires the ${ORG_ACTIONS['member:read']} role in the organization`);
+    return me;
   }
 
   /** The caller may list another member's spaces (org admins), or their own (any member). */

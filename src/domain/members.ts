@@ -55,8 +55,7 @@ export function requireListMembers(ctx: DomainContext, organizationId: string) {
 
 /** Members can always see themselves; others need the right to list members. */
 async function requireViewMember(ctx: DomainContext, organizationId: string, userId: string) {
-  const me = await ctx.access.requireOrg(organizationId, 'organization:view');
-  if (me.userId !== userId) await requireListMembers(ctx, organizationId);
+  await ctx.access.requireMemberView(organizationId, userId);
 }
 
 async function findMember(db: Tx, organizationId: string, userId: string) {

@@ -62,7 +62,7 @@ const counter = (ctx: Context, name: string, count: typeof countMemberSpaces) =>
 const MemberPermissions = builder.simpleObject('MemberPermissions', {
   description: 'What you may do with a member.',
   fields: (t) => ({
-    view: t.boolean({ description: 'You can see this member.' }),
+    view: t.boolean({ description: 'You can read this member by user id (`member`, REST GET …/members/{userId}): yourself, or anyone when you may list members.' }),
     admin: t.boolean({ description: "You can change this member's role and SSO, or remove them." }),
   }),
 });
@@ -73,7 +73,8 @@ export const MemberRef = builder.prismaNode('Member', {
   id: { field: 'id' },
   description: "A user's membership of an organization. The REST API addresses it by the user's id.",
   // node(id:) finds members of organizations you belong to. Guests included, as they see the
-  // members of their teams; reading one by user id (`member`) lets guests read only themselves.
+  // members of their teams and the commenters of their spaces (this is also the fallback load of
+  // those embedded members); reading one by user id (`member`) lets guests read only themselves.
   findUnique: async (id, ctx) => {
     const m = await loadMemberById(ctx, id);
     if (!m || !(await ctx.access.canOrg(m.organizationId, 'organization:view'))) throw notFound('Member');
@@ -98,10 +99,7 @@ export const MemberRef = builder.prismaNode('Member', {
     permissions: t.field({
       type: MemberPermissions,
       description: 'What you may do with this member.',
-      resolve: async (m, _a, ctx) => {
-        const p = await ctx.access.organizationPermissions(m.organizationId);
-        return { view: p.listMembers || m.userId === ctx.viewer?.user.id, admin: p.admin };
-      },
+      resolve: (m, _a, ctx) => ctx.access.memberPermissions(m.organizationId, m.userId),
     }),
   }),
 });
