@@ -21,34 +21,36 @@ import type { SiteAction } from '../auth/access.ts';
 import { typeOfId } from '../lib/ids.ts';
 import { parseInput } from '../lib/errors.ts';
 import {
+  createSite,
+  deleteSite,
+  getAdaptiveSchema,
+  publishSite,
+  putAdaptiveSchema,
+  requireSiteList,
+  siteListWhere,
+  templateConditions,
+  unpublishSite,
+  updateSite,
+} from '../domain/sites.ts';
+import {
   addSectionGroupToSite,
   addSectionToGroup,
   addSectionToSite,
   addSpaceToSite,
-  createSite,
-  deleteSite,
   deleteSiteSection,
   deleteSiteSectionGroup,
   deleteSiteSpace,
-  getAdaptiveSchema,
   moveStructureItem,
   orderedSectionIds,
   orderedSiteSpaceIds,
-  publishSite,
-  putAdaptiveSchema,
   readerSnapshot,
   removeSectionFromGroup,
-  requireSiteList,
-  siteListWhere,
   sortSiteStructure,
-  templateConditions,
-  unpublishSite,
-  updateSite,
   updateSiteSection,
   updateSiteSectionGroup,
   updateSiteSpace,
-} from '../domain/sites.ts';
-import { isVisibleTo, orderSections, rootItems, VisitorInput, type VisitorClaims, type ItemRef, type StructureSnapshot } from '../domain/site-structure.ts';
+} from '../domain/site-structure.ts';
+import { isVisibleTo, orderSections, rootItems, VisitorInput, type VisitorClaims, type ItemRef, type StructureSnapshot } from '../domain/site-order.ts';
 
 // ------------------------------------------------------------------ view tags and access memo
 

@@ -3,23 +3,18 @@
 import { z } from 'zod';
 import { type RestRoute, listQueryShape, pageVariables, listEnvelope, compact, restEnum, contractEnum, q, CONNECTION_FIELDS } from './router.ts';
 import { SPACE_FIELDS, toRestSpace } from './spaces.ts';
+import { CreateSiteInput, NEW_SITE_CONTENT, PutAdaptiveSchemaInput, SITE_TYPES, SITE_VISIBILITIES, UpdateSiteInput } from '../domain/sites.ts';
 import {
   AddGroupInput,
   AddSectionInput,
   AddSectionToGroupInput,
   AddSiteSpaceInput,
-  CreateSiteInput,
   ItemPointer,
-  NEW_SITE_CONTENT,
-  PutAdaptiveSchemaInput,
-  SITE_TYPES,
-  SITE_VISIBILITIES,
   UpdateGroupInput,
   UpdateSectionInput,
-  UpdateSiteInput,
   UpdateSiteSpaceInput,
-} from '../domain/sites.ts';
-import { STRUCTURE_ITEM_TYPES, type ItemRef } from '../domain/site-structure.ts';
+} from '../domain/site-structure.ts';
+import { STRUCTURE_ITEM_TYPES, type ItemRef } from '../domain/site-order.ts';
 import { notFound } from '../lib/errors.ts';
 
 const ORG = '/v1/orgs/:organizationId';
