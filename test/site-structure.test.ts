@@ -560,7 +560,7 @@ describe('sorting the structure', () => {
 
 describe('spaces leaving for good', () => {
   it('removeSpacesFromSites keeps positions dense and defaults valid', async () => {
-    const { removeSpacesFromSites } = await import('../src/domain/sites.ts');
+    const { removeSpacesFromSites } = await import('../src/domain/site-structure.ts');
     const siteId = await newSite();
     const a = await addSection(siteId, 'Alpha');
     const extra = (await t.client().orgs.addSpaceToSite(t.org.id, siteId, { spaceId: await newSpace('Extra'), sectionId: a.id })).data;

@@ -13,7 +13,7 @@ import { transaction } from '../db/transaction.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { FileStorage } from '../lib/storage.ts';
 import { RESTORE_WINDOW_MS } from './spaces.ts';
-import { removeSpacesFromSites } from './sites.ts';
+import { removeSpacesFromSites } from './site-structure.ts';
 
 // ------------------------------------------------------------------ deleted spaces
 

@@ -1,343 +1,475 @@
-// The structure of a site and its one ordering model.
-//
-// A site's structure is a small tree of containers:
-//   - the root level, holding either sections and section groups (a site "with sections") or
-//     site spaces (a site without sections);
-//   - a section group, holding sections;
-//   - a section, holding site spaces.
-// Every item has a dense integer `position` (0..n-1) among the siblings of its container. Every
-// structural write (create, delete, move, sort, group/ungroup) recomputes the affected containers'
-// orders here and rewrites the positions that changed, inside the caller's transaction, after
-// `lockSite` has serialized structural writes on that site. The deprecated move operations and
-// `PATCH …/structure/sort` share `planMove`, so they cannot disagree.
-//
-// The reading side lives here too: the order of the published structure and the evaluation of
-// section / site-space conditions against a visitor's claims.
+// The structure of a published site: sections, section groups, site spaces, the moves (the
+// deprecated per-item moves and `structure/sort`) and reading in order. Positions go through the
+// one ordering model of `site-order.ts`; the site itself, publishing and adaptive content live in
+// `sites.ts`. Every write here needs the organization's `admin` role (`site:write`, through
+// `requireSite`), runs in one transaction with the site row locked (`structural`), and keeps a
+// site either all sections or all root-level site spaces, with valid defaults in every container.
 import { z } from 'zod';
+import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
-import { badRequest, conflict, notFound } from '../lib/errors.ts';
-import { evaluateCondition } from '../lib/conditions.ts';
+import type { SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
+import { newId } from '../lib/ids.ts';
+import { badRequest, conflict, notFound, parseInput } from '../lib/errors.ts';
+import { parseCondition } from '../lib/conditions.ts';
+import { slugify } from './revisions.ts';
+import { Id, requireSite, requireSiteContent, uniquePath } from './sites.ts';
+import {
+  type Container,
+  type ItemRef,
+  type MovePosition,
+  type StructureItemType,
+  type StructureSnapshot,
+  ROOT,
+  children,
+  containerOf,
+  hasSections,
+  insertAt,
+  loadSnapshot,
+  lockSite,
+  planMove,
+  sameContainer,
+  sectionsInOrder,
+  siteSpacesInOrder,
+  structural,
+  writeOrder,
+  ItemPointer,
+  SortSiteStructureInput,
+} from './site-order.ts';
 
-/** The model's values (GraphQL); REST's `site-space` spelling is translated in rest/. */
-export const STRUCTURE_ITEM_TYPES = ['site_space', 'site_section', 'site_section_group'] as const;
-export type StructureItemType = (typeof STRUCTURE_ITEM_TYPES)[number];
-export type ItemRef = { type: StructureItemType; id: string };
+// ------------------------------------------------------------------ values and inputs
 
-export const ItemPointer = z.strictObject({ type: z.enum(STRUCTURE_ITEM_TYPES), id: z.string().min(1).max(200) });
-export const MovePosition = z.strictObject({ before: ItemPointer.optional(), after: ItemPointer.optional() });
-export type MovePosition = z.infer<typeof MovePosition>;
-/** Body of `PATCH ORG/sites/{siteId}/structure/sort`. */
-export const SortSiteStructureInput = z.strictObject({ item: ItemPointer, position: MovePosition });
+/** A section's or site space's path: one URL segment. */
+export const SitePath = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._~-]*$/, 'one URL segment: letters, digits, ".", "_", "~", "-", starting with a letter or digit');
+export const SectionTitle = z.string().min(2).max(128);
+export const SectionDescription = z.string().max(256);
+export const GroupTitle = z.string().min(1).max(100);
+export const Icon = z.string().max(50);
+export const Condition = z.string().min(1).max(1024);
 
-const TYPE_LABEL: Record<StructureItemType, string> = {
-  site_space: 'Site space',
-  site_section: 'Site section',
-  site_section_group: 'Site section group',
-};
-const word = (type: StructureItemType) => TYPE_LABEL[type].toLowerCase();
+export const AddSectionInput = z.strictObject({
+  spaceId: Id,
+  title: SectionTitle.nullable().optional(),
+  icon: Icon.nullable().optional(),
+});
+export const UpdateSectionInput = z.strictObject({
+  title: SectionTitle.optional(),
+  path: SitePath.optional(),
+  defaultSiteSpace: Id.optional(),
+  condition: Condition.nullable().optional(),
+  icon: Icon.nullable().optional(),
+  description: SectionDescription.nullable().optional(),
+});
+export const AddGroupInput = z.strictObject({
+  title: GroupTitle,
+  icon: Icon.nullable().optional(),
+  sections: z.array(Id).max(1000).optional(),
+});
+export const UpdateGroupInput = z.strictObject({ title: GroupTitle.optional(), icon: Icon.nullable().optional() });
+export const AddSectionToGroupInput = z.strictObject({ sectionId: Id });
+export const AddSiteSpaceInput = z.strictObject({ spaceId: Id, sectionId: Id.optional() });
+export const UpdateSiteSpaceInput = z.strictObject({
+  path: SitePath.optional(),
+  condition: Condition.nullable().optional(),
+  spaceId: Id.optional(),
+});
+export { SortSiteStructureInput, ItemPointer };
 
-// ------------------------------------------------------------------ snapshot
+function checkCondition(field: string, condition: string | null | undefined) {
+  if (condition == null) return;
+  const parsed = parseCondition(condition);
+  if (!parsed.ok) throw badRequest(field, `invalid condition: ${parsed.message}`);
+}
 
-type SectionRow = { id: string; groupId: string | null; position: number; path: string; defaultSiteSpaceId: string | null; createdAt: Date };
-type GroupRow = { id: string; position: number; createdAt: Date };
-type SiteSpaceRow = { id: string; sectionId: string | null; position: number; path: string; spaceId: string; createdAt: Date };
+const sectionPaths = (snap: StructureSnapshot, exceptId?: string) => new Set([...snap.sections.values()].filter((s) => s.id !== exceptId).map((s) => s.path));
+const siteSpacesIn = (snap: StructureSnapshot, container: Container) =>
+  [...snap.siteSpaces.values()].filter((s) => (container.kind === 'section' ? s.sectionId === container.id : s.sectionId === null));
 
-/** Everything the ordering model needs about one site, loaded in four small statements. */
-export type StructureSnapshot = {
-  siteId: string;
-  defaultSiteSectionId: string | null;
-  defaultSiteSpaceId: string | null;
-  sections: Map<string, SectionRow>;
-  groups: Map<string, GroupRow>;
-  siteSpaces: Map<string, SiteSpaceRow>;
-};
-
-export type Container = { kind: 'root' } | { kind: 'group'; id: string } | { kind: 'section'; id: string };
-export const ROOT: Container = { kind: 'root' };
+// ------------------------------------------------------------------ sections
 
 /**
- * Serialize structural writes on one site: every transaction that changes positions takes this
- * row lock first, so two concurrent moves cannot both compute positions from the same snapshot
- * (db/locks.ts, where the lock order lives).
+ * Add a section showing `spaceId` (the section and its first site space), at the end of the top
+ * level. The first section of a site that still shows site spaces at its root level first gathers
+ * those into a section of their own (titled after the site), so a site is either all sections or
+ * all root-level site spaces.
  */
-export { lockSite } from '../db/locks.ts';
-
-export async function loadSnapshot(tx: Tx, siteId: string): Promise<StructureSnapshot> {
-  const [site, sections, groups, siteSpaces] = await Promise.all([
-    tx.site.findUnique({ where: { id: siteId }, select: { defaultSiteSectionId: true, defaultSiteSpaceId: true } }),
-    tx.siteSection.findMany({ where: { siteId }, select: { id: true, groupId: true, position: true, path: true, defaultSiteSpaceId: true, createdAt: true } }),
-    tx.siteSectionGroup.findMany({ where: { siteId }, select: { id: true, position: true, createdAt: true } }),
-    tx.siteSpace.findMany({ where: { siteId }, select: { id: true, sectionId: true, position: true, path: true, spaceId: true, createdAt: true } }),
-  ]);
-  if (!site) throw notFound('Site');
-  return {
-    siteId,
-    defaultSiteSectionId: site.defaultSiteSectionId,
-    defaultSiteSpaceId: site.defaultSiteSpaceId,
-    sections: new Map(sections.map((s) => [s.id, s])),
-    groups: new Map(groups.map((g) => [g.id, g])),
-    siteSpaces: new Map(siteSpaces.map((s) => [s.id, s])),
-  };
-}
-
-export function sameContainer(a: Container, b: Container): boolean {
-  return a.kind === b.kind && (a.kind === 'root' || a.id === (b as { id: string }).id);
-}
-
-export function containerOf(snap: StructureSnapshot, item: ItemRef): Container {
-  switch (item.type) {
-    case 'site_section_group':
-      return ROOT;
-    case 'site_section': {
-      const s = snap.sections.get(item.id)!;
-      return s.groupId ? { kind: 'group', id: s.groupId } : ROOT;
+export async function addSectionToSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<SiteSection> {
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
+  const input = parseInput(AddSectionInput, raw);
+  const space = await requireSiteContent(ctx, site.organizationId, input.spaceId, 'spaceId');
+  return structural(ctx, siteId, async (tx, snap) => {
+    const now = ctx.clock.now();
+    const taken = sectionPaths(snap);
+    let defaultSectionId = snap.defaultSiteSectionId && snap.sections.has(snap.defaultSiteSectionId) ? snap.defaultSiteSectionId : null;
+    const rootSpaces = children(snap, ROOT).filter((r) => r.type === 'site_space');
+    if (!hasSections(snap) && rootSpaces.length > 0) {
+      const wrapperId = newId('SiteSection');
+      const path = uniquePath(taken, slugify(site.title));
+      taken.add(path);
+      const defaultSiteSpaceId = snap.defaultSiteSpaceId && snap.siteSpaces.has(snap.defaultSiteSpaceId) ? snap.defaultSiteSpaceId : rootSpaces[0].id;
+      await tx.siteSection.create({
+        data: { id: wrapperId, siteId, title: site.title, path, position: 0, defaultSiteSpaceId, createdAt: now },
+      });
+      snap.sections.set(wrapperId, { id: wrapperId, groupId: null, position: 0, path, defaultSiteSpaceId, createdAt: now });
+      await writeOrder(tx, snap, { kind: 'section', id: wrapperId }, rootSpaces);
+      await tx.site.update({ where: { id: siteId }, data: { defaultSiteSpaceId: null } });
+      defaultSectionId = wrapperId;
     }
-    case 'site_space': {
-      const s = snap.siteSpaces.get(item.id)!;
-      return s.sectionId ? { kind: 'section', id: s.sectionId } : ROOT;
+    const sectionId = newId('SiteSection');
+    const siteSpaceId = newId('SiteSpace');
+    const title = input.title ?? (space.title.trim().length >= 2 ? space.title.trim().slice(0, 128) : 'Untitled section');
+    const path = uniquePath(taken, slugify(title));
+    const position = children(snap, ROOT).length;
+    const section = await tx.siteSection.create({
+      data: { id: sectionId, siteId, title, icon: input.icon ?? null, path, position, defaultSiteSpaceId: siteSpaceId, createdAt: now },
+    });
+    await tx.siteSpace.create({
+      data: { id: siteSpaceId, siteId, sectionId, spaceId: space.id, path: uniquePath(new Set(), slugify(space.title)), position: 0, createdAt: now },
+    });
+    if (defaultSectionId !== snap.defaultSiteSectionId || !defaultSectionId) {
+      await tx.site.update({ where: { id: siteId }, data: { defaultSiteSectionId: defaultSectionId ?? sectionId } });
     }
-  }
-}
-
-export function exists(snap: StructureSnapshot, item: ItemRef): boolean {
-  if (item.type === 'site_section') return snap.sections.has(item.id);
-  if (item.type === 'site_section_group') return snap.groups.has(item.id);
-  return snap.siteSpaces.has(item.id);
-}
-
-/** Position, then creation time, then id: a total order even over rows written out of order. */
-function byPosition(a: { position: number; createdAt: Date; id: string }, b: { position: number; createdAt: Date; id: string }) {
-  return a.position - b.position || a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
-
-/** The items of a container in their current order. */
-export function children(snap: StructureSnapshot, container: Container): ItemRef[] {
-  type Entry = { ref: ItemRef; position: number; createdAt: Date; id: string };
-  const entries: Entry[] = [];
-  const push = (type: StructureItemType, row: { id: string; position: number; createdAt: Date }) =>
-    entries.push({ ref: { type, id: row.id }, position: row.position, createdAt: row.createdAt, id: row.id });
-  if (container.kind === 'root') {
-    for (const s of snap.sections.values()) if (!s.groupId) push('site_section', s);
-    for (const g of snap.groups.values()) push('site_section_group', g);
-    for (const s of snap.siteSpaces.values()) if (!s.sectionId) push('site_space', s);
-  } else if (container.kind === 'group') {
-    for (const s of snap.sections.values()) if (s.groupId === container.id) push('site_section', s);
-  } else {
-    for (const s of snap.siteSpaces.values()) if (s.sectionId === container.id) push('site_space', s);
-  }
-  return entries.sort(byPosition).map((e) => e.ref);
-}
-
-/** Whether the site is organized in sections (any section or group) or as root-level site spaces. */
-export function hasSections(snap: StructureSnapshot): boolean {
-  return snap.sections.size > 0 || snap.groups.size > 0;
-}
-
-/** Every section in the order a reader meets them: root level, groups expanded in place. */
-export function sectionsInOrder(snap: StructureSnapshot): string[] {
-  const out: string[] = [];
-  for (const ref of children(snap, ROOT)) {
-    if (ref.type === 'site_section') out.push(ref.id);
-    else if (ref.type === 'site_section_group') for (const s of children(snap, { kind: 'group', id: ref.id })) out.push(s.id);
-  }
-  return out;
-}
-
-/** Every site space in reading order: root level first, then section by section. */
-export function siteSpacesInOrder(snap: StructureSnapshot): string[] {
-  const out = children(snap, ROOT)
-    .filter((r) => r.type === 'site_space')
-    .map((r) => r.id);
-  for (const sectionId of sectionsInOrder(snap)) for (const s of children(snap, { kind: 'section', id: sectionId })) out.push(s.id);
-  return out;
-}
-
-const sameRef = (a: ItemRef, b: ItemRef) => a.type === b.type && a.id === b.id;
-
-// ------------------------------------------------------------------ planning a move
-
-export type MovePlan = {
-  item: ItemRef;
-  from: Container;
-  to: Container;
-  /** The new order of the target container (the item included). */
-  toOrder: ItemRef[];
-  /** The new order of the source container when the item leaves it. */
-  fromOrder?: ItemRef[];
-};
-
-/**
- * Where an item goes. `position` omitted or empty: the end of its current container. An anchor
- * must be another item of the same site that the item can sit beside: a section beside a section
- * (root level or in a group) or, at the root level, beside a group; a group beside root-level items
- * only; a site space beside a site space (in any section, or at the root level). The item moves
- * into the anchor's container. Bad anchors are 400 naming `field`; a move that changes nothing is
- * 409.
- */
-export function planMove(snap: StructureSnapshot, item: ItemRef, position: MovePosition | undefined, field = 'position'): MovePlan {
-  if (!exists(snap, item)) throw notFound(TYPE_LABEL[item.type]);
-  const from = containerOf(snap, item);
-  const fromCurrent = children(snap, from);
-  const before = position?.before;
-  const after = position?.after;
-  if (before && after) throw badRequest(field, 'give either before or after, not both');
-  const anchor = before ?? after;
-  const anchorField = before ? `${field}.before` : `${field}.after`;
-
-  let to: Container = from;
-  if (anchor) {
-    if (!exists(snap, anchor)) throw badRequest(anchorField, `no ${word(anchor.type)} ${anchor.id} in this site`);
-    if (sameRef(anchor, item)) throw badRequest(anchorField, 'an item cannot be placed relative to itself');
-    to = containerOf(snap, anchor);
-    switch (item.type) {
-      case 'site_space':
-        if (anchor.type !== 'site_space') throw badRequest(anchorField, 'a site space can only be placed beside another site space');
-        break;
-      case 'site_section':
-        if (anchor.type === 'site_space') throw badRequest(anchorField, 'a section can only be placed beside a section or a section group');
-        break;
-      case 'site_section_group':
-        if (anchor.type === 'site_space' || to.kind !== 'root') throw badRequest(anchorField, 'a section group can only be placed at the top level, beside a top-level section or another group');
-        break;
-    }
-  }
-
-  const target = (sameContainer(from, to) ? fromCurrent : children(snap, to)).filter((r) => !sameRef(r, item));
-  let index = target.length;
-  if (anchor) {
-    const i = target.findIndex((r) => sameRef(r, anchor));
-    index = before ? i : i + 1;
-  }
-  const toOrder = [...target.slice(0, index), item, ...target.slice(index)];
-  if (sameContainer(from, to) && toOrder.every((r, i) => sameRef(r, fromCurrent[i]))) {
-    throw conflict(`The ${word(item.type)} is already at this position`);
-  }
-  return {
-    item,
-    from,
-    to,
-    toOrder,
-    fromOrder: sameContainer(from, to) ? undefined : fromCurrent.filter((r) => !sameRef(r, item)),
-  };
-}
-
-/** `order` with `item` inserted at `index` (clamped), or appended. */
-export function insertAt(order: ItemRef[], item: ItemRef, index?: number): ItemRef[] {
-  const i = index === undefined ? order.length : Math.max(0, Math.min(index, order.length));
-  return [...order.slice(0, i), item, ...order.slice(i)];
-}
-
-// ------------------------------------------------------------------ writing orders
-
-/**
- * Give the items of `order` the positions 0..n-1 inside `container` (moving them into it when they
- * were elsewhere), writing only rows whose position or parent changes, with one statement per
- * table. Updates the snapshot to match.
- */
-export async function writeOrder(tx: Tx, snap: StructureSnapshot, container: Container, order: ItemRef[]): Promise<void> {
-  const sections: Array<{ id: string; position: number; groupId: string | null }> = [];
-  const groups: Array<{ id: string; position: number }> = [];
-  const siteSpaces: Array<{ id: string; position: number; sectionId: string | null }> = [];
-  order.forEach((ref, position) => {
-    if (ref.type === 'site_section') {
-      if (container.kind === 'section') throw new Error('a section cannot be placed in a section');
-      const groupId = container.kind === 'group' ? container.id : null;
-      const row = snap.sections.get(ref.id);
-      if (row && row.position === position && row.groupId === groupId) return;
-      sections.push({ id: ref.id, position, groupId });
-      if (row) Object.assign(row, { position, groupId });
-    } else if (ref.type === 'site_section_group') {
-      if (container.kind !== 'root') throw new Error('a group can only be placed at the root level');
-      const row = snap.groups.get(ref.id);
-      if (row && row.position === position) return;
-      groups.push({ id: ref.id, position });
-      if (row) row.position = position;
-    } else {
-      if (container.kind === 'group') throw new Error('a site space cannot be placed in a group');
-      const sectionId = container.kind === 'section' ? container.id : null;
-      const row = snap.siteSpaces.get(ref.id);
-      if (row && row.position === position && row.sectionId === sectionId) return;
-      siteSpaces.push({ id: ref.id, position, sectionId });
-      if (row) Object.assign(row, { position, sectionId });
-    }
+    return section;
   });
-  if (sections.length) {
-    await tx.$executeRaw`
-      UPDATE "SiteSection" AS t SET "position" = v.position, "groupId" = v.group_id
-      FROM unnest(${sections.map((s) => s.id)}::text[], ${sections.map((s) => s.position)}::int[], ${sections.map((s) => s.groupId)}::text[]) AS v(id, position, group_id)
-      WHERE t."id" = v.id AND t."siteId" = ${snap.siteId}`;
-  }
-  if (groups.length) {
-    await tx.$executeRaw`
-      UPDATE "SiteSectionGroup" AS t SET "position" = v.position
-      FROM unnest(${groups.map((g) => g.id)}::text[], ${groups.map((g) => g.position)}::int[]) AS v(id, position)
-      WHERE t."id" = v.id AND t."siteId" = ${snap.siteId}`;
-  }
-  if (siteSpaces.length) {
-    await tx.$executeRaw`
-      UPDATE "SiteSpace" AS t SET "position" = v.position, "sectionId" = v.section_id
-      FROM unnest(${siteSpaces.map((s) => s.id)}::text[], ${siteSpaces.map((s) => s.position)}::int[], ${siteSpaces.map((s) => s.sectionId)}::text[]) AS v(id, position, section_id)
-      WHERE t."id" = v.id AND t."siteId" = ${snap.siteId}`;
+}
+
+async function requireSection(tx: Tx, snap: StructureSnapshot, sectionId: string): Promise<SiteSection> {
+  if (!snap.sections.has(sectionId)) throw notFound('Site section');
+  return tx.siteSection.findUniqueOrThrow({ where: { id: sectionId } });
+}
+
+export async function updateSiteSection(ctx: DomainContext, organizationId: string | undefined, siteId: string, sectionId: string, raw: unknown): Promise<SiteSection> {
+  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const input = parseInput(UpdateSectionInput, raw);
+  checkCondition('condition', input.condition);
+  return structural(ctx, siteId, async (tx, snap) => {
+    await requireSection(tx, snap, sectionId);
+    if (input.path !== undefined && sectionPaths(snap, sectionId).has(input.path)) {
+      throw conflict(`path: "${input.path}" is already the path of another section of this site`);
+    }
+    if (input.defaultSiteSpace !== undefined && snap.siteSpaces.get(input.defaultSiteSpace)?.sectionId !== sectionId) {
+      throw badRequest('defaultSiteSpace', 'not a site space of this section');
+    }
+    const { defaultSiteSpace, ...rest } = input;
+    return tx.siteSection.update({
+      where: { id: sectionId },
+      data: { ...rest, ...(defaultSiteSpace !== undefined ? { defaultSiteSpaceId: defaultSiteSpace } : {}) },
+    });
+  });
+}
+
+/** Idempotent. The section's site spaces go with it; the next section becomes the default. */
+export async function deleteSiteSection(ctx: DomainContext, organizationId: string | undefined, siteId: string, sectionId: string): Promise<boolean> {
+  await requireSite(ctx, organizationId, siteId, 'site:write');
+  return structural(ctx, siteId, async (tx, snap) => {
+    if (!snap.sections.has(sectionId)) return false;
+    const container = containerOf(snap, { type: 'site_section', id: sectionId });
+    await tx.siteSection.delete({ where: { id: sectionId } });
+    snap.sections.delete(sectionId);
+    for (const [id, s] of snap.siteSpaces) if (s.sectionId === sectionId) snap.siteSpaces.delete(id);
+    await writeOrder(tx, snap, container, children(snap, container));
+    if (snap.defaultSiteSectionId === sectionId) {
+      await tx.site.update({ where: { id: siteId }, data: { defaultSiteSectionId: sectionsInOrder(snap)[0] ?? null } });
+    }
+    return true;
+  });
+}
+
+// ------------------------------------------------------------------ section groups
+
+export async function addSectionGroupToSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<SiteSectionGroup> {
+  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const input = parseInput(AddGroupInput, raw);
+  return structural(ctx, siteId, async (tx, snap) => {
+    const listed = input.sections ?? [];
+    const seen = new Set<string>();
+    listed.forEach((id, i) => {
+      if (!snap.sections.has(id)) throw badRequest(`sections.${i}`, 'no such section in this site');
+      if (seen.has(id)) throw badRequest(`sections.${i}`, 'listed twice');
+      seen.add(id);
+    });
+    if (!hasSections(snap) && children(snap, ROOT).length > 0) {
+      throw badRequest('sections', 'this site shows its spaces without sections; add a section before grouping');
+    }
+    const id = newId('SiteSectionGroup');
+    const now = ctx.clock.now();
+    const group = await tx.siteSectionGroup.create({ data: { id, siteId, title: input.title, icon: input.icon ?? null, position: 0, createdAt: now } });
+    const rootBefore = children(snap, ROOT);
+    const oldGroups = new Set(listed.map((s) => snap.sections.get(s)!.groupId).filter((g): g is string => g !== null));
+    // The group takes the place of the first listed section that was at the top level, else the end.
+    const remaining = rootBefore.filter((r) => !(r.type === 'site_section' && seen.has(r.id)));
+    const firstAtRoot = rootBefore.findIndex((r) => r.type === 'site_section' && seen.has(r.id));
+    const index = firstAtRoot < 0 ? remaining.length : rootBefore.slice(0, firstAtRoot).filter((r) => !(r.type === 'site_section' && seen.has(r.id))).length;
+    snap.groups.set(id, { id, position: -1, createdAt: now });
+    await writeOrder(tx, snap, { kind: 'group', id }, listed.map((s) => ({ type: 'site_section' as const, id: s })));
+    await writeOrder(tx, snap, ROOT, insertAt(remaining, { type: 'site_section_group', id }, index));
+    for (const g of oldGroups) await writeOrder(tx, snap, { kind: 'group', id: g }, children(snap, { kind: 'group', id: g }));
+    return { ...group, position: snap.groups.get(id)!.position };
+  });
+}
+
+async function requireGroup(tx: Tx, snap: StructureSnapshot, groupId: string): Promise<SiteSectionGroup> {
+  if (!snap.groups.has(groupId)) throw notFound('Site section group');
+  return tx.siteSectionGroup.findUniqueOrThrow({ where: { id: groupId } });
+}
+
+export async function updateSiteSectionGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, raw: unknown): Promise<SiteSectionGroup> {
+  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const input = parseInput(UpdateGroupInput, raw);
+  return structural(ctx, siteId, async (tx, snap) => {
+    await requireGroup(tx, snap, groupId);
+    return tx.siteSectionGroup.update({ where: { id: groupId }, data: input });
+  });
+}
+
+/** Idempotent. The group's sections return to the top level, in place of the group. */
+export async function deleteSiteSectionGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string): Promise<boolean> {
+  await requireSite(ctx, organizationId, siteId, 'site:write');
+  return structural(ctx, siteId, async (tx, snap) => {
+    if (!snap.groups.has(groupId)) return false;
+    const members = children(snap, { kind: 'group', id: groupId });
+    const root = children(snap, ROOT).flatMap((r) => (r.type === 'site_section_group' && r.id === groupId ? members : [r]));
+    await writeOrder(tx, snap, ROOT, root);
+    await tx.siteSectionGroup.delete({ where: { id: groupId } });
+    return true;
+  });
+}
+
+/** Put a section into a group (at its end). Idempotent when it is already there. */
+export async function addSectionToGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, raw: unknown): Promise<SiteSectionGroup> {
+  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const input = parseInput(AddSectionToGroupInput, raw);
+  return structural(ctx, siteId, async (tx, snap) => {
+    const group = await requireGroup(tx, snap, groupId);
+    const section = snap.sections.get(input.sectionId);
+    if (!section) throw badRequest('sectionId', 'no such section in this site');
+    if (section.groupId === groupId) return group;
+    const item: ItemRef = { type: 'site_section', id: section.id };
+    const from = containerOf(snap, item);
+    const target: Container = { kind: 'group', id: groupId };
+    await writeOrder(tx, snap, target, [...children(snap, target), item]);
+    await writeOrder(tx, snap, from, children(snap, from));
+    return group;
+  });
+}
+
+/** Take a section out of a group; it goes to the top level right after the group. Idempotent. */
+export async function removeSectionFromGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, sectionId: string): Promise<boolean> {
+  await requireSite(ctx, organizationId, siteId, 'site:write');
+  return structural(ctx, siteId, async (tx, snap) => {
+    await requireGroup(tx, snap, groupId);
+    if (snap.sections.get(sectionId)?.groupId !== groupId) return false;
+    const root = children(snap, ROOT);
+    const at = root.findIndex((r) => r.type === 'site_section_group' && r.id === groupId) + 1;
+    await writeOrder(tx, snap, ROOT, insertAt(root, { type: 'site_section', id: sectionId }, at));
+    const group: Container = { kind: 'group', id: groupId };
+    await writeOrder(tx, snap, group, children(snap, group));
+    return true;
+  });
+}
+
+// ------------------------------------------------------------------ site spaces
+
+/**
+ * Show a space on the site: in `sectionId`, else in the default section, else at the root level
+ * (a site without sections). The first site space of a container becomes its default.
+ */
+export async function addSpaceToSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<SiteSpace> {
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
+  const input = parseInput(AddSiteSpaceInput, raw);
+  const space = await requireSiteContent(ctx, site.organizationId, input.spaceId, 'spaceId');
+  return structural(ctx, siteId, async (tx, snap) => {
+    let container: Container = ROOT;
+    if (input.sectionId !== undefined) {
+      if (!snap.sections.has(input.sectionId)) throw badRequest('sectionId', 'no such section in this site');
+      container = { kind: 'section', id: input.sectionId };
+    } else if (hasSections(snap)) {
+      const sectionId = snap.defaultSiteSectionId && snap.sections.has(snap.defaultSiteSectionId) ? snap.defaultSiteSectionId : sectionsInOrder(snap)[0];
+      if (!sectionId) throw badRequest('sectionId', 'the site has section groups but no section to add the space to');
+      container = { kind: 'section', id: sectionId };
+    }
+    const siblings = siteSpacesIn(snap, container);
+    if (siblings.some((s) => s.spaceId === space.id)) throw conflict(`spaceId: the space is already shown ${container.kind === 'section' ? 'in this section' : 'on this site'}`);
+    const id = newId('SiteSpace');
+    const row = await tx.siteSpace.create({
+      data: {
+        id,
+        siteId,
+        sectionId: container.kind === 'section' ? container.id : null,
+        spaceId: space.id,
+        path: uniquePath(new Set(siblings.map((s) => s.path)), slugify(space.title)),
+        position: children(snap, container).length,
+        createdAt: ctx.clock.now(),
+      },
+    });
+    await ensureDefault(tx, snap, container, id);
+    return row;
+  });
+}
+
+/** Give a container a default site space when it has none (or a stale one). */
+async function ensureDefault(tx: Tx, snap: StructureSnapshot, container: Container, candidate: string | null) {
+  if (container.kind === 'section') {
+    const section = snap.sections.get(container.id)!;
+    if (section.defaultSiteSpaceId && snap.siteSpaces.get(section.defaultSiteSpaceId)?.sectionId === container.id) return;
+    section.defaultSiteSpaceId = candidate;
+    await tx.siteSection.update({ where: { id: container.id }, data: { defaultSiteSpaceId: candidate } });
+  } else if (container.kind === 'root') {
+    const current = snap.defaultSiteSpaceId ? snap.siteSpaces.get(snap.defaultSiteSpaceId) : undefined;
+    if (current && current.sectionId === null) return;
+    if (candidate === null && hasSections(snap) && snap.defaultSiteSpaceId === null) return;
+    snap.defaultSiteSpaceId = candidate;
+    await tx.site.update({ where: { id: snap.siteId }, data: { defaultSiteSpaceId: candidate } });
   }
 }
 
-/** Close the gap an item leaves when it is deleted (or leaves its container). */
-export async function compactAfterRemoval(tx: Tx, snap: StructureSnapshot, container: Container, removed: ItemRef): Promise<void> {
-  await writeOrder(
-    tx,
-    snap,
-    container,
-    children(snap, container).filter((r) => !sameRef(r, removed)),
-  );
+export async function updateSiteSpace(ctx: DomainContext, organizationId: string | undefined, siteId: string, siteSpaceId: string, raw: unknown): Promise<SiteSpace> {
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
+  const input = parseInput(UpdateSiteSpaceInput, raw);
+  checkCondition('condition', input.condition);
+  const space = input.spaceId !== undefined ? await requireSiteContent(ctx, site.organizationId, input.spaceId, 'spaceId') : undefined;
+  return structural(ctx, siteId, async (tx, snap) => {
+    const current = snap.siteSpaces.get(siteSpaceId);
+    if (!current) throw notFound('Site space');
+    const container: Container = current.sectionId ? { kind: 'section', id: current.sectionId } : ROOT;
+    const siblings = siteSpacesIn(snap, container).filter((s) => s.id !== siteSpaceId);
+    if (input.path !== undefined && siblings.some((s) => s.path === input.path)) {
+      throw conflict(`path: "${input.path}" is already the path of another site space ${container.kind === 'section' ? 'in this section' : 'of this site'}`);
+    }
+    if (space && siblings.some((s) => s.spaceId === space.id)) throw conflict(`spaceId: the space is already shown ${container.kind === 'section' ? 'in this section' : 'on this site'}`);
+    return tx.siteSpace.update({
+      where: { id: siteSpaceId },
+      data: {
+        ...(input.path !== undefined ? { path: input.path } : {}),
+        ...(input.condition !== undefined ? { condition: input.condition } : {}),
+        ...(space ? { spaceId: space.id } : {}),
+      },
+    });
+  });
 }
 
-// ------------------------------------------------------------------ reading: order and visibility
+/** Idempotent. When the default site space goes, the next one in its container becomes default. */
+export async function deleteSiteSpace(ctx: DomainContext, organizationId: string | undefined, siteId: string, siteSpaceId: string): Promise<boolean> {
+  await requireSite(ctx, organizationId, siteId, 'site:write');
+  return structural(ctx, siteId, async (tx, snap) => {
+    const current = snap.siteSpaces.get(siteSpaceId);
+    if (!current) return false;
+    const container: Container = current.sectionId ? { kind: 'section', id: current.sectionId } : ROOT;
+    await tx.siteSpace.delete({ where: { id: siteSpaceId } });
+    snap.siteSpaces.delete(siteSpaceId);
+    const rest = children(snap, container);
+    await writeOrder(tx, snap, container, rest);
+    await ensureDefault(tx, snap, container, rest[0]?.id ?? null);
+    return true;
+  });
+}
 
-/** The root level of a published structure, merged from its three kinds of rows. */
-export function rootItems<S extends { id: string; position: number; createdAt: Date }, G extends { id: string; position: number; createdAt: Date }, P extends { id: string; position: number; createdAt: Date }>(
-  sections: S[],
-  groups: G[],
-  siteSpaces: P[],
-): Array<{ type: 'site_section'; item: S } | { type: 'site_section_group'; item: G } | { type: 'site_space'; item: P }> {
-  const all = [
-    ...sections.map((item) => ({ type: 'site_section' as const, item })),
-    ...groups.map((item) => ({ type: 'site_section_group' as const, item })),
-    ...siteSpaces.map((item) => ({ type: 'site_space' as const, item })),
-  ];
-  return all.sort((a, b) => byPosition(a.item, b.item));
+// ------------------------------------------------------------------ moving and sorting
+
+/**
+ * Move one structure item (the deprecated moves and `structure/sort` all come here). A site space
+ * moving to another container must not clash there by path or space (409), and the defaults of
+ * both containers stay valid. `anchorTypes` narrows the anchors a deprecated move accepts (a
+ * section move: sections only; a group move: sections and groups; a site space move: site spaces).
+ */
+export async function moveStructureItem(
+  ctx: DomainContext,
+  organizationId: string | undefined,
+  siteId: string,
+  item: ItemRef,
+  position: MovePosition | undefined,
+  anchorTypes?: readonly StructureItemType[],
+): Promise<ItemRef> {
+  await requireSite(ctx, organizationId, siteId, 'site:write');
+  for (const side of ['before', 'after'] as const) {
+    const anchor = position?.[side];
+    if (anchor && anchorTypes && !anchorTypes.includes(anchor.type)) throw badRequest(`position.${side}.type`, `must be ${anchorTypes.join(' or ')}`);
+  }
+  return structural(ctx, siteId, async (tx, snap) => {
+    const plan = planMove(snap, item, position);
+    if (item.type === 'site_space' && !sameContainer(plan.from, plan.to)) {
+      const moving = snap.siteSpaces.get(item.id)!;
+      const there = siteSpacesIn(snap, plan.to);
+      if (there.some((s) => s.path === moving.path)) throw conflict(`path: "${moving.path}" is already the path of a site space in the target container`);
+      if (there.some((s) => s.spaceId === moving.spaceId)) throw conflict('the space is already shown in the target container');
+    }
+    await writeOrder(tx, snap, plan.to, plan.toOrder);
+    if (plan.fromOrder) await writeOrder(tx, snap, plan.from, plan.fromOrder);
+    if (item.type === 'site_space' && !sameContainer(plan.from, plan.to)) {
+      const fromDefault = plan.from.kind === 'section' ? snap.sections.get(plan.from.id)!.defaultSiteSpaceId : snap.defaultSiteSpaceId;
+      if (fromDefault === item.id) {
+        // Force a new default in the source container.
+        if (plan.from.kind === 'section') snap.sections.get(plan.from.id)!.defaultSiteSpaceId = null;
+        else snap.defaultSiteSpaceId = null;
+        await ensureDefault(tx, snap, plan.from, plan.fromOrder?.[0]?.id ?? null);
+      }
+      await ensureDefault(tx, snap, plan.to, item.id);
+    }
+    return item;
+  });
+}
+
+/** `PATCH ORG/sites/{siteId}/structure/sort`. */
+export async function sortSiteStructure(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown) {
+  const body = parseInput(SortSiteStructureInput, raw);
+  return moveStructureItem(ctx, organizationId, siteId, body.item, body.position);
 }
 
 /**
- * All sections of a site in reading order, from the rows a reader loaded: root-level sections
- * and groups by position, each group's sections in place.
+ * For the spaces area: take spaces off every site before they are removed for good (the purge of
+ * deleted spaces), inside the caller's transaction, so the containers they leave keep dense
+ * positions and valid defaults. (The foreign key would delete the rows anyway, leaving gaps.)
+ * Returns the number of site spaces removed.
  */
-export function orderSections<S extends { id: string; groupId: string | null; position: number; createdAt: Date }>(
-  sections: S[],
-  groups: Array<{ id: string; position: number; createdAt: Date }>,
-): S[] {
-  const byGroup = new Map<string, S[]>();
-  for (const s of sections) if (s.groupId) byGroup.set(s.groupId, [...(byGroup.get(s.groupId) ?? []), s]);
-  const knownGroups = new Set(groups.map((g) => g.id));
-  const root = sections.filter((s) => !s.groupId || !knownGroups.has(s.groupId));
-  const out: S[] = [];
-  for (const entry of rootItems(root, groups, [])) {
-    if (entry.type === 'site_section') out.push(entry.item);
-    else if (entry.type === 'site_section_group') out.push(...(byGroup.get(entry.item.id) ?? []).sort(byPosition));
+export async function removeSpacesFromSites(tx: Tx, spaceIds: string[]): Promise<number> {
+  if (spaceIds.length === 0) return 0;
+  const rows = await tx.siteSpace.findMany({ where: { spaceId: { in: spaceIds } }, select: { siteId: true } });
+  const siteIds = [...new Set(rows.map((r) => r.siteId))].sort();
+  let removed = 0;
+  for (const siteId of siteIds) {
+    if (!(await lockSite(tx, siteId))) continue;
+    const snap = await loadSnapshot(tx, siteId);
+    const gone = [...snap.siteSpaces.values()].filter((s) => spaceIds.includes(s.spaceId));
+    await tx.siteSpace.deleteMany({ where: { id: { in: gone.map((s) => s.id) } } });
+    const containers = new Map<string, Container>();
+    for (const s of gone) {
+      snap.siteSpaces.delete(s.id);
+      containers.set(s.sectionId ?? '', s.sectionId ? { kind: 'section', id: s.sectionId } : ROOT);
+    }
+    for (const container of containers.values()) {
+      const rest = children(snap, container);
+      await writeOrder(tx, snap, container, rest);
+      await ensureDefault(tx, snap, container, rest.find((r) => r.type === 'site_space')?.id ?? null);
+    }
+    removed += gone.length;
   }
-  return out;
+  return removed;
 }
 
-export type VisitorClaims = Record<string, unknown>;
+// ------------------------------------------------------------------ reading in order
 
-/** Visitor input of the GraphQL preview: `{ claims: {...} }`, read by `visitor.claims.x`. */
-export const VisitorInput = z.strictObject({ claims: z.record(z.string(), z.unknown()).optional() });
+/** The snapshot readers page over (site spaces of deleted spaces left out). */
+export async function readerSnapshot(db: Tx, siteId: string): Promise<StructureSnapshot> {
+  const snap = await loadSnapshot(db, siteId);
+  const deleted = await db.siteSpace.findMany({ where: { siteId, space: { deletedAt: { not: null } } }, select: { id: true } });
+  for (const d of deleted) snap.siteSpaces.delete(d.id);
+  return snap;
+}
 
-/**
- * Whether a visitor sees an item with this condition. No visitor (undefined claims) means no
- * filtering: the management view and the REST published view return every item with its
- * `condition` for the renderer to evaluate. An unparseable stored condition hides the item.
- */
-export function isVisibleTo(condition: string | null | undefined, claims: VisitorClaims | undefined): boolean {
-  if (!claims || !condition) return true;
-  return evaluateCondition(condition, claims);
+export function orderedSectionIds(snap: StructureSnapshot): string[] {
+  return sectionsInOrder(snap);
+}
+
+/** Site spaces in reading order; `onlyDefault` true keeps the default of each container, false the others. */
+export function orderedSiteSpaceIds(snap: StructureSnapshot, onlyDefault?: boolean): string[] {
+  const ids = siteSpacesInOrder(snap);
+  if (onlyDefault === undefined) return ids;
+  const isDefault = (id: string) => {
+    const s = snap.siteSpaces.get(id)!;
+    return s.sectionId ? snap.sections.get(s.sectionId)?.defaultSiteSpaceId === id : snap.defaultSiteSpaceId === id;
+  };
+  return ids.filter((id) => isDefault(id) === onlyDefault);
 }

@@ -13,6 +13,7 @@ import './search.ts';
 import './change-requests.ts';
 import './comments.ts';
 import './sites.ts';
+import './site-structure.ts';
 import './share-links.ts';
 import './sso.ts';
 import './openapi.ts';

@@ -11,6 +11,7 @@ import { routes as search } from './search.ts';
 import { routes as changeRequests } from './change-requests.ts';
 import { routes as comments } from './comments.ts';
 import { routes as sites } from './sites.ts';
+import { routes as siteStructure } from './site-structure.ts';
 import { routes as shareLinks } from './share-links.ts';
 import { routes as sso } from './sso.ts';
 import { routes as openapi } from './openapi.ts';
@@ -29,6 +30,7 @@ export function buildRestRouter(schema: GraphQLSchema) {
     ...changeRequests,
     ...comments,
     ...sites,
+    ...siteStructure,
     ...shareLinks,
     ...sso,
     ...openapi,
