@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { newId } from '../src/lib/ids.ts';
 
@@ -70,16 +70,11 @@ describe('create, get and list collections', () => {
       expect(r.body.error.message).toContain(field);
     }
     expect(await t.app.prisma.collection.count({ where: { organizationId: org } })).toBe(0);
-    const editor = await t.createUser('edit', { organizationId: org });
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('POST', `/v1/orgs/${org}/collections`, { title: 'x' }, null)).status).toBe(401);
-    expect((await t.rest('POST', `/v1/orgs/${org}/collections`, { title: 'x' }, editor.token)).status).toBe(403);
-    expect((await t.rest('POST', `/v1/orgs/${org}/collections`, { title: 'x' }, outsider.token)).status).toBe(404);
+    await expectAccess(t, { method: 'POST', path: `/v1/orgs/${org}/collections`, body: { title: 'x' } }, { anonymous: 401, editor: 403, outsider: 404 }, { organizationId: org });
     expect((await t.rest('POST', `/v1/orgs/org_missing/collections`, { title: 'x' })).status).toBe(404);
     expect((await t.rest('GET', `/v1/collections/col_missing`)).status).toBe(404);
     const c = await collection(org);
-    expect((await t.rest('GET', `/v1/collections/${c}`, undefined, outsider.token)).status).toBe(404);
-    expect((await t.rest('GET', `/v1/collections/${c}`, undefined, null)).status).toBe(401);
+    await expectAccess(t, { method: 'GET', path: `/v1/collections/${c}` }, { outsider: 404, anonymous: 401 }, { organizationId: org });
   });
 
   it('lists nested or top-level collections, only those the caller may see', async () => {
@@ -243,11 +238,7 @@ describe('update a collection', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error.message).toContain(field);
     }
-    const editor = await t.createUser('edit');
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('PATCH', `/v1/collections/${c}`, { title: 'x' }, null)).status).toBe(401);
-    expect((await t.rest('PATCH', `/v1/collections/${c}`, { title: 'x' }, editor.token)).status).toBe(403);
-    expect((await t.rest('PATCH', `/v1/collections/${c}`, { title: 'x' }, outsider.token)).status).toBe(404);
+    await expectAccess(t, { method: 'PATCH', path: `/v1/collections/${c}`, body: { title: 'x' } }, { anonymous: 401, editor: 403, outsider: 404 });
     expect((await t.rest('PATCH', `/v1/collections/col_missing`, { title: 'x' })).status).toBe(404);
     expect((await col(c))!.title).toBe('Stable');
   });
@@ -274,11 +265,7 @@ describe('delete a collection', () => {
     expect(guestBefore.comment).toBe(true);
     expect(memberBefore.edit).toBe(false); // the collection's default level is read
 
-    const editor = await t.createUser('edit', { organizationId: org });
-    expect((await t.rest('DELETE', `/v1/collections/${k}`, undefined, editor.token)).status).toBe(403);
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('DELETE', `/v1/collections/${k}`, undefined, outsider.token)).status).toBe(404);
-    expect((await t.rest('DELETE', `/v1/collections/${k}`, undefined, null)).status).toBe(401);
+    await expectAccess(t, { method: 'DELETE', path: `/v1/collections/${k}` }, { editor: 403, outsider: 404, anonymous: 401 }, { organizationId: org });
 
     const del = await t.rest('DELETE', `/v1/collections/${k}`);
     expect(del.status).toBe(205);
@@ -340,11 +327,7 @@ describe('move a collection', () => {
     const gql = await t.gql(`mutation($id: ID!, $p: ID) { moveCollection(input: { id: $id, parent: $p }) { collection { id parentId position } } }`, { id: a, p: b });
     expect(gql.data.moveCollection.collection).toEqual({ id: a, parentId: b, position: 0 });
 
-    const editor = await t.createUser('edit', { organizationId: org });
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('POST', `/v1/collections/${a}/move`, { parent: null }, editor.token)).status).toBe(403);
-    expect((await t.rest('POST', `/v1/collections/${a}/move`, { parent: null }, outsider.token)).status).toBe(404);
-    expect((await t.rest('POST', `/v1/collections/${a}/move`, { parent: null }, null)).status).toBe(401);
+    await expectAccess(t, { method: 'POST', path: `/v1/collections/${a}/move`, body: { parent: null } }, { editor: 403, outsider: 404, anonymous: 401 }, { organizationId: org });
     expect((await t.rest('POST', `/v1/collections/col_missing/move`, { parent: null })).status).toBe(404);
     expect((await t.rest('POST', `/v1/collections/${a}/move`, {})).status).toBe(400);
   });
@@ -387,11 +370,7 @@ describe('transfer a collection', () => {
     expect((await col(c))!.organizationId).toBe(from);
 
     expect((await t.rest('POST', `/v1/collections/${c}/transfer`, {})).body.error.message).toContain('organization');
-    const editor = await t.createUser('edit', { organizationId: from });
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('POST', `/v1/collections/${c}/transfer`, { organization: to }, editor.token)).status).toBe(403);
-    expect((await t.rest('POST', `/v1/collections/${c}/transfer`, { organization: to }, outsider.token)).status).toBe(404);
-    expect((await t.rest('POST', `/v1/collections/${c}/transfer`, { organization: to }, null)).status).toBe(401);
+    await expectAccess(t, { method: 'POST', path: `/v1/collections/${c}/transfer`, body: { organization: to } }, { editor: 403, outsider: 404, anonymous: 401 }, { organizationId: from });
     expect((await t.rest('POST', `/v1/collections/${c}/transfer`, { organization: 'org_missing' })).status).toBe(404);
     expect((await t.rest('POST', `/v1/collections/col_missing/transfer`, { organization: to })).status).toBe(404);
   });

@@ -90,17 +90,19 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
    * the file: `anonymous` (no token), `outsider` (not a member), `guest` (member without a role),
    * one member per organization role (`reader` … `creator`), and `admin` (the bootstrap admin).
    */
-  const cast = new Map<CallerName, Promise<Caller>>();
-  function as(name: CallerName): Promise<Caller> {
-    let c = cast.get(name);
+  const cast = new Map<string, Promise<Caller>>();
+  /** `organizationId`: the cast of another organization the bootstrap admin created (default: the bootstrap one). */
+  function as(name: CallerName, organizationId: string = org.id): Promise<Caller> {
+    const key = `${organizationId}:${name}`;
+    let c = cast.get(key);
     if (!c) {
       c =
         name === 'anonymous'
           ? Promise.resolve({ user: null, token: null, client: new GitBookAPI({ endpoint: baseUrl }) })
           : name === 'admin'
             ? Promise.resolve({ user: adminUser, token: ADMIN_TOKEN, client: client() })
-            : createUser(CALLER_ROLES[name]);
-      cast.set(name, c);
+            : createUser(CALLER_ROLES[name], { organizationId });
+      cast.set(key, c);
     }
     return c;
   }
@@ -172,10 +174,16 @@ export async function statusOf(p: Promise<number | { status: number }>): Promise
  * row: `expectAccess(t, { method: 'GET', path }, { anonymous: 401, outsider: 404, guest: 403, reader: 200 })`.
  * REST error statuses must come with the contract's error body.
  */
-export async function expectAccess(t: TestApp, request: AccessRequest, expected: Partial<Record<CallerName, number>>, label?: string) {
+export async function expectAccess(
+  t: TestApp,
+  request: AccessRequest,
+  expected: Partial<Record<CallerName, number>>,
+  labelOrOptions?: string | { label?: string; organizationId?: string },
+) {
+  const { label, organizationId } = typeof labelOrOptions === 'string' ? { label: labelOrOptions, organizationId: undefined } : (labelOrOptions ?? {});
   const actual: Partial<Record<CallerName, number>> = {};
   for (const name of Object.keys(expected) as CallerName[]) {
-    const caller = await t.as(name);
+    const caller = await t.as(name, organizationId);
     if (typeof request === 'function') {
       actual[name] = await statusOf(request(caller));
     } else {
