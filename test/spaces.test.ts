@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { applyChanges, loadRevision, pagePaths } from '../src/domain/revisions.ts';
 import { assertEditable } from '../src/domain/spaces.ts';
@@ -97,11 +97,7 @@ describe('update a space', () => {
 
   it('401 without a token, 403 below admin, 404 for outsiders, missing and deleted spaces', async () => {
     const s = await createSpace({ title: 'Guarded' });
-    expect((await t.rest('PATCH', `/v1/spaces/${s.id}`, { title: 'x' }, null)).status).toBe(401);
-    const editor = await t.createUser('edit');
-    expect((await t.rest('PATCH', `/v1/spaces/${s.id}`, { title: 'x' }, editor.token)).status).toBe(403);
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('PATCH', `/v1/spaces/${s.id}`, { title: 'x' }, outsider.token)).status).toBe(404);
+    await expectAccess(t, { method: 'PATCH', path: `/v1/spaces/${s.id}`, body: { title: 'x' } }, { anonymous: 401, editor: 403, outsider: 404 });
     expect((await t.rest('PATCH', `/v1/spaces/space_missing`, { title: 'x' })).status).toBe(404);
     await t.rest('DELETE', `/v1/spaces/${s.id}`);
     expect((await t.rest('PATCH', `/v1/spaces/${s.id}`, { title: 'x' })).status).toBe(404);
@@ -185,16 +181,10 @@ describe('delete, restore and purge', () => {
 
   it('401, 403 below admin, 404 for outsiders on delete and restore', async () => {
     const s = await createSpace({ title: 'Protected' });
-    const editor = await t.createUser('edit');
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('DELETE', `/v1/spaces/${s.id}`, undefined, null)).status).toBe(401);
-    expect((await t.rest('DELETE', `/v1/spaces/${s.id}`, undefined, editor.token)).status).toBe(403);
-    expect((await t.rest('DELETE', `/v1/spaces/${s.id}`, undefined, outsider.token)).status).toBe(404);
+    await expectAccess(t, { method: 'DELETE', path: `/v1/spaces/${s.id}` }, { anonymous: 401, editor: 403, outsider: 404 });
     expect((await row(s.id))!.deletedAt).toBeNull();
     await t.rest('DELETE', `/v1/spaces/${s.id}`);
-    expect((await t.rest('POST', `/v1/spaces/${s.id}/restore`, undefined, null)).status).toBe(401);
-    expect((await t.rest('POST', `/v1/spaces/${s.id}/restore`, undefined, editor.token)).status).toBe(403);
-    expect((await t.rest('POST', `/v1/spaces/${s.id}/restore`, undefined, outsider.token)).status).toBe(404);
+    await expectAccess(t, { method: 'POST', path: `/v1/spaces/${s.id}/restore` }, { anonymous: 401, editor: 403, outsider: 404 });
     expect((await t.rest('POST', `/v1/spaces/space_missing/restore`)).status).toBe(404);
   });
 
@@ -306,11 +296,7 @@ describe('duplicate', () => {
 
   it('401, 403 without create, 404 for outsiders and missing spaces', async () => {
     const s = await createSpace({ title: 'Source' });
-    const reader = await t.createUser('read');
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('POST', `/v1/spaces/${s.id}/duplicate`, undefined, null)).status).toBe(401);
-    expect((await t.rest('POST', `/v1/spaces/${s.id}/duplicate`, undefined, reader.token)).status).toBe(403);
-    expect((await t.rest('POST', `/v1/spaces/${s.id}/duplicate`, undefined, outsider.token)).status).toBe(404);
+    await expectAccess(t, { method: 'POST', path: `/v1/spaces/${s.id}/duplicate` }, { anonymous: 401, reader: 403, outsider: 404 });
     expect((await t.rest('POST', `/v1/spaces/space_missing/duplicate`)).status).toBe(404);
     expect(await t.app.prisma.space.count({ where: { title: 'Source (copy)' } })).toBe(0);
   });
@@ -381,11 +367,7 @@ describe('move', () => {
       expect(r.body.error.message).toContain(field);
     }
     expect(await row(s.id)).toEqual(before);
-    const editor = await t.createUser('edit');
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('POST', `/v1/spaces/${s.id}/move`, { parent: k.id }, null)).status).toBe(401);
-    expect((await t.rest('POST', `/v1/spaces/${s.id}/move`, { parent: k.id }, editor.token)).status).toBe(403);
-    expect((await t.rest('POST', `/v1/spaces/${s.id}/move`, { parent: k.id }, outsider.token)).status).toBe(404);
+    await expectAccess(t, { method: 'POST', path: `/v1/spaces/${s.id}/move`, body: { parent: k.id } }, { anonymous: 401, editor: 403, outsider: 404 });
     expect((await t.rest('POST', `/v1/spaces/space_missing/move`, { parent: k.id })).status).toBe(404);
   });
 });
@@ -500,9 +482,7 @@ describe('listing spaces', () => {
         expect(r.status === 200, `${who} ${id}`).toBe(ids.includes(id));
       }
     }
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('GET', `/v1/orgs/${org}/spaces`, undefined, outsider.token)).status).toBe(404);
-    expect((await t.rest('GET', `/v1/orgs/${org}/spaces`, undefined, null)).status).toBe(401);
+    await expectAccess(t, { method: 'GET', path: `/v1/orgs/${org}/spaces` }, { outsider: 404, anonymous: 401 }, { organizationId: org });
   });
 
   it('a page of spaces with counters and permissions costs a constant number of statements', async () => {
