@@ -1,7 +1,7 @@
 // Change requests: create (numbers under concurrency), list, get, update, merge/update access,
 // PDF access, over the official client, raw REST and GraphQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { newId } from '../src/lib/ids.ts';
 
@@ -178,9 +178,7 @@ describe('reading change requests', () => {
     expect(bad.body.error.message).toContain('status');
     expect((await t.rest('GET', `${CRS(spaceId)}?limit=5000`)).body.error.message).toContain('limit');
     expect((await t.rest('GET', `${CRS(spaceId)}?sort=x`)).status).toBe(400);
-    expect((await t.rest('GET', CRS(spaceId), undefined, null)).status).toBe(401);
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('GET', CRS(spaceId), undefined, outsider.token)).status).toBe(404);
+    await expectAccess(t, { method: 'GET', path: CRS(spaceId) }, { anonymous: 401, outsider: 404 });
     expect((await t.rest('GET', CRS('space_missing'))).status).toBe(404);
   });
 
@@ -243,11 +241,7 @@ describe('updating change requests', () => {
   it('403 for members below edit who are not the author, 404 outsiders and missing, 401', async () => {
     const spaceId = await newSpace();
     const cr = await newChangeRequest(spaceId, { subject: 'Keep' });
-    const commenter = await t.createUser('comment');
-    expect((await t.rest('PATCH', CR(spaceId, cr.id), { subject: 'Hacked' }, commenter.token)).status).toBe(403);
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('PATCH', CR(spaceId, cr.id), { subject: 'Hacked' }, outsider.token)).status).toBe(404);
-    expect((await t.rest('PATCH', CR(spaceId, cr.id), { subject: 'Hacked' }, null)).status).toBe(401);
+    await expectAccess(t, { method: 'PATCH', path: CR(spaceId, cr.id), body: { subject: 'Hacked' } }, { commenter: 403, outsider: 404, anonymous: 401 });
     expect((await t.rest('PATCH', CR(spaceId, 42), { subject: 'Hacked' })).status).toBe(404);
     expect((await t.rest('GET', CR(spaceId, cr.id))).body.subject).toBe('Keep');
     // Another editor (not the author) may.
@@ -271,13 +265,7 @@ describe('merge and update: access and states', () => {
     const cr = await newChangeRequest(spaceId);
     await author(spaceId, cr.id, [{ operation: 'insert_page', title: 'New', document: { markdown: 'hello' } }]);
     const before = await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } });
-    const editor = await t.createUser('edit');
-    expect((await t.rest('POST', `${CR(spaceId, cr.id)}/merge`, undefined, editor.token)).status).toBe(403);
-    const reader = await t.createUser('read');
-    expect((await t.rest('POST', `${CR(spaceId, cr.id)}/merge`, undefined, reader.token)).status).toBe(403);
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('POST', `${CR(spaceId, cr.id)}/merge`, undefined, outsider.token)).status).toBe(404);
-    expect((await t.rest('POST', `${CR(spaceId, cr.id)}/merge`, undefined, null)).status).toBe(401);
+    await expectAccess(t, { method: 'POST', path: `${CR(spaceId, cr.id)}/merge` }, { editor: 403, reader: 403, outsider: 404, anonymous: 401 });
     expect((await t.rest('POST', `${CR(spaceId, 77)}/merge`)).status).toBe(404);
     const after = await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } });
     expect(after.revisionId).toBe(before.revisionId);
