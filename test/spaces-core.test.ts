@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
+import { newId } from '../src/lib/ids.ts';
 import { expectValidResponse } from './openapi.ts';
 import { applyChanges, loadRevision, pagePaths } from '../src/domain/revisions.ts';
 
@@ -44,6 +45,48 @@ describe('creating and reading spaces', () => {
     await t.rest('DELETE', `/v1/spaces/${s.id}`);
     expect((await t.gql(query, { id: s.id })).errors?.[0].extensions?.code).toBe('NOT_FOUND');
     expect((await t.rest('GET', `/v1/spaces/${s.id}`)).status).toBe(404);
+  });
+});
+
+describe('statements of a space read (issue 14)', () => {
+  const isAccess = (sql: string) => /WITH teams AS/.test(sql);
+  const isToken = (sql: string) => /"ApiToken"|"Token"/.test(sql);
+  it('GET /v1/spaces/{id} costs at most 3 statements with the token read (token, space with counts, access), for an admin and for a reader with a team grant on an ancestor collection', async () => {
+    const outer = (await t.rest('POST', `/v1/orgs/${t.org.id}/collections`, { title: 'Outer' })).body;
+    const inner = (await t.rest('POST', `/v1/orgs/${t.org.id}/collections`, { title: 'Inner', parent: outer.id })).body;
+    const space = (await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'Counted', parent: inner.id })).body;
+    const cr = await t.rest('POST', `/v1/spaces/${space.id}/change-requests`, { subject: 'One' });
+    expect(cr.status).toBe(201);
+    await t.rest('POST', `/v1/spaces/${space.id}/comments`, { body: { markdown: 'Hello' } });
+    const admin = await t.createUser('admin');
+    const reader = await t.createUser('read');
+    const team = await t.app.prisma.team.create({ data: { id: newId('Team'), organizationId: t.org.id, title: 'Writers' } });
+    await t.app.prisma.teamMember.create({ data: { teamId: team.id, userId: reader.user.id } });
+    await t.app.prisma.contentGrant.create({ data: { id: newId('ContentGrant'), organizationId: t.org.id, collectionId: outer.id, teamId: team.id, role: 'edit' } });
+
+    for (const [who, token, edit] of [['admin', admin.token, true], ['reader', reader.token, true]] as const) {
+      // Each user's first request finds the token cache cold: the token read is counted.
+      const { result, count, statements } = await t.countQueries(() => t.rest('GET', `/v1/spaces/${space.id}`, undefined, token));
+      expect(result.status, who).toBe(200);
+      expect(result.body, who).toMatchObject({ id: space.id, comments: 1, changeRequests: 1, changeRequestsOpen: 1, changeRequestsDraft: 0 });
+      expect(result.body.permissions.edit, who).toBe(edit);
+      expect(result.body.permissions.admin, who).toBe(who === 'admin');
+      expect(statements.filter(isToken), who).toHaveLength(1);
+      expect(statements.filter(isAccess), who).toHaveLength(1);
+      expect(count, `${who}: ${statements.join('\n')}`).toBeLessThanOrEqual(3);
+    }
+    // Without the team's grant the reader keeps the organization's read role: the statement still decides.
+    await t.app.prisma.teamMember.delete({ where: { teamId_userId: { teamId: team.id, userId: reader.user.id } } });
+    const after = await t.rest('GET', `/v1/spaces/${space.id}`, undefined, reader.token);
+    expect(after.body.permissions).toMatchObject({ view: true, edit: false });
+
+    // The other space-scoped reads check access with the same single statement.
+    for (const p of [`/v1/spaces/${space.id}/content`, `/v1/spaces/${space.id}/change-requests`]) {
+      const { result, statements } = await t.countQueries(() => t.rest('GET', p, undefined, admin.token));
+      expect(result.status, p).toBe(200);
+      expect(statements.filter(isAccess), p).toHaveLength(1);
+      expect(statements.filter((sql) => /"public"\."(Member|TeamMember|ContentGrant)"/.test(sql)), p).toHaveLength(0);
+    }
   });
 });
 

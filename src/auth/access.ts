@@ -17,7 +17,7 @@
 // of statements.
 import DataLoader from 'dataloader';
 import type { Db } from '../db/client.ts';
-import type { Prisma } from '../generated/prisma/client.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import type { Member, Role, Space, Collection, Site, TeamRole, User } from '../generated/prisma/client.ts';
 import { AppError, notFound, forbidden, unauthenticated } from '../lib/errors.ts';
 import { atLeast, highestRole } from './roles.ts';
@@ -105,12 +105,52 @@ export async function resolveShareKey(prisma: Db, siteId: string | null, key: st
 
 type SpaceLike = Pick<Space, 'id' | 'organizationId' | 'ancestorIds' | 'visibility' | 'defaultLevel'> & { deletedAt?: Date | null };
 type CollectionLike = Pick<Collection, 'id' | 'organizationId' | 'ancestorIds' | 'defaultLevel'>;
+type ContentTarget = { id: string; organizationId: string; ancestorIds: string[]; defaultLevel: Role | null };
+
+/** What the access statement learns about one space or collection for the caller. */
+type ContentFacts = {
+  member: Member | null;
+  /** Highest explicit grant to the caller or one of their teams on the target or an enclosing collection. */
+  granted: Role | null;
+  /** The default level of the nearest enclosing collection that sets one (undefined: none). */
+  ancestorDefault: Role | undefined;
+};
+
+type AccessRow = {
+  members: Array<{ id: string; organizationId: string; userId: string; role: Role | null; disabled: boolean; sso: boolean; joinedAt: number; lastSeenAt: number | null }>;
+  teamIds: string[];
+  grants: Array<{ t: string; r: Role }>;
+  collections: Array<{ id: string; d: Role | null }>;
+};
+
+/**
+ * The access statement: one SQL for a batch of spaces and collections, answering the caller's
+ * memberships in their organizations, their team ids, their grants (directly or through a team) on
+ * the targets and every enclosing collection, and the default levels of those collections.
+ */
+async function loadAccessRow(prisma: Db, userId: string, orgIds: string[], targetIds: string[], collectionIds: string[]): Promise<AccessRow> {
+  const rows = await prisma.$queryRaw<AccessRow[]>(Prisma.sql`
+    WITH teams AS (SELECT tm."teamId" FROM "TeamMember" tm WHERE tm."userId" = ${userId})
+    SELECT
+      (SELECT coalesce(json_agg(json_build_object(
+          'id', m.id, 'organizationId', m."organizationId", 'userId', m."userId", 'role', m.role, 'disabled', m.disabled, 'sso', m.sso,
+          'joinedAt', floor(extract(epoch FROM m."joinedAt") * 1000), 'lastSeenAt', floor(extract(epoch FROM m."lastSeenAt") * 1000))), '[]'::json)
+        FROM "Member" m WHERE m."userId" = ${userId} AND m."organizationId" = ANY(${orgIds}::text[])) AS members,
+      (SELECT coalesce(array_agg(teams."teamId"), '{}'::text[]) FROM teams) AS "teamIds",
+      (SELECT coalesce(json_agg(json_build_object('t', coalesce(g."spaceId", g."collectionId"), 'r', g.role)), '[]'::json)
+        FROM "ContentGrant" g
+        WHERE (g."spaceId" = ANY(${targetIds}::text[]) OR g."collectionId" = ANY(${targetIds}::text[]))
+          AND (g."userId" = ${userId} OR g."teamId" IN (SELECT teams."teamId" FROM teams))) AS grants,
+      (SELECT coalesce(json_agg(json_build_object('id', c.id, 'd', c."defaultLevel")), '[]'::json)
+        FROM "Collection" c WHERE c.id = ANY(${collectionIds}::text[])) AS collections
+  `);
+  return rows[0]!;
+}
 
 /** Membership lookups: undefined = not a member at all, Member with role null = guest. */
 export class Access {
   private membershipLoader: DataLoader<string, Member | null>;
-  private collectionLoader: DataLoader<string, Collection | null>;
-  private grantLoader: DataLoader<string, Role | null>;
+  private contentLoader: DataLoader<ContentTarget, ContentFacts, string>;
   private siteOrgLoader: DataLoader<string, string | null>;
   private shareLinkOrgLoader: DataLoader<string, string | null>;
   private teamIdsPromise?: Promise<string[]>;
@@ -129,11 +169,6 @@ export class Access {
       const byOrg = new Map(rows.map((m) => [m.organizationId, m]));
       return orgIds.map((id) => byOrg.get(id) ?? null);
     });
-    this.collectionLoader = new DataLoader(async (ids) => {
-      const rows = await prisma.collection.findMany({ where: { id: { in: [...ids] } } });
-      const byId = new Map(rows.map((c) => [c.id, c]));
-      return ids.map((id) => byId.get(id) ?? null);
-    });
     this.siteOrgLoader = new DataLoader(async (ids) => {
       const rows = await prisma.site.findMany({ where: { id: { in: [...ids] } }, select: { id: true, organizationId: true } });
       const byId = new Map(rows.map((r) => [r.id, r.organizationId]));
@@ -144,25 +179,37 @@ export class Access {
       const byId = new Map(rows.map((r) => [r.id, r.site.organizationId]));
       return ids.map((id) => byId.get(id) ?? null);
     });
-    // Highest explicit grant for the viewer (directly or via a team) on each target id, where a
-    // target is a space or a collection.
-    this.grantLoader = new DataLoader(async (targetIds) => {
-      if (!viewer) return targetIds.map(() => null);
-      const teamIds = await this.teamIds();
-      const rows = await prisma.contentGrant.findMany({
-        where: {
-          OR: [{ spaceId: { in: [...targetIds] } }, { collectionId: { in: [...targetIds] } }],
-          AND: [{ OR: [{ userId: viewer.user.id }, ...(teamIds.length ? [{ teamId: { in: teamIds } }] : [])] }],
-        },
-        select: { spaceId: true, collectionId: true, role: true },
-      });
-      const best = new Map<string, Role>();
-      for (const g of rows) {
-        const key = (g.spaceId ?? g.collectionId)!;
-        best.set(key, highestRole(best.get(key), g.role)!);
-      }
-      return targetIds.map((id) => best.get(id) ?? null);
-    });
+    // The access statement (loadAccessRow), batched across the spaces and collections of a
+    // request: one statement whatever the number of targets and the depth of their collections.
+    // It also primes the membership and team caches, so later organization checks cost nothing.
+    this.contentLoader = new DataLoader(
+      async (targets) => {
+        if (!viewer) return targets.map(() => ({ member: null, granted: null, ancestorDefault: undefined }));
+        const orgIds = [...new Set(targets.map((t) => t.organizationId))];
+        const collectionIds = [...new Set(targets.flatMap((t) => t.ancestorIds))];
+        const targetIds = [...new Set([...targets.map((t) => t.id), ...collectionIds])];
+        const row = await loadAccessRow(prisma, viewer.user.id, orgIds, targetIds, collectionIds);
+        const members = new Map<string, Member>();
+        for (const m of row.members) {
+          members.set(m.organizationId, { ...m, joinedAt: new Date(m.joinedAt), lastSeenAt: m.lastSeenAt == null ? null : new Date(m.lastSeenAt) });
+        }
+        for (const id of orgIds) this.membershipLoader.prime(id, members.get(id) ?? null);
+        this.teamIdsPromise ??= Promise.resolve(row.teamIds);
+        const best = new Map<string, Role>();
+        for (const g of row.grants) best.set(g.t, highestRole(best.get(g.t), g.r)!);
+        const defaults = new Map(row.collections.map((c) => [c.id, c.d]));
+        return targets.map((t) => {
+          let ancestorDefault: Role | undefined;
+          for (let i = t.ancestorIds.length - 1; i >= 0 && !ancestorDefault; i--) ancestorDefault = defaults.get(t.ancestorIds[i]!) ?? undefined;
+          return {
+            member: members.get(t.organizationId) ?? null,
+            granted: highestRole(...[t.id, ...t.ancestorIds].map((id) => best.get(id))),
+            ancestorDefault,
+          };
+        });
+      },
+      { cacheKeyFn: (t) => `${t.id}|${t.ancestorIds.join(',')}` },
+    );
   }
 
   requireViewer(): Viewer {
@@ -347,30 +394,14 @@ export class Access {
 
   // ------------------------------------------------------------------ content
 
-  /** Inherited default level: the content's own, else the nearest enclosing collection's. */
-  private async inheritedDefaultLevel(own: Role | null, ancestorIds: string[]): Promise<Role | null | undefined> {
-    if (own) return own;
-    if (ancestorIds.length === 0) return undefined;
-    const chain = await this.collectionLoader.loadMany(ancestorIds);
-    for (let i = chain.length - 1; i >= 0; i--) {
-      const c = chain[i];
-      if (c && !(c instanceof Error) && c.defaultLevel) return c.defaultLevel;
-    }
-    return undefined;
-  }
-
-  private async contentRole(target: { id: string; organizationId: string; ancestorIds: string[]; defaultLevel: Role | null }) {
+  private async contentRole(target: ContentTarget) {
     if (!this.viewer) return null;
-    const [m, grants, inherited] = await Promise.all([
-      this.membership(target.organizationId),
-      this.grantLoader.loadMany([target.id, ...target.ancestorIds]),
-      this.inheritedDefaultLevel(target.defaultLevel, target.ancestorIds),
-    ]);
-    const granted = highestRole(...grants.map((g) => (g instanceof Error ? null : g)));
+    const { member: m, granted, ancestorDefault } = await this.contentLoader.load(target);
     if (!m || m.disabled) return granted;
     if (m.role === 'admin') return 'admin' as Role;
     if (m.role === null) return granted; // guests: explicit grants only
-    const base = inherited === undefined ? m.role : inherited;
+    // Inherited default level: the content's own, else the nearest enclosing collection's, else the org role.
+    const base = target.defaultLevel ?? ancestorDefault ?? m.role;
     return highestRole(granted, base);
   }
 

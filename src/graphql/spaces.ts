@@ -12,6 +12,8 @@ import {
 } from '../domain/spaces.ts';
 import { notFound } from '../lib/errors.ts';
 import type { Context } from './context.ts';
+import { Kind, type GraphQLResolveInfo } from 'graphql';
+import { Prisma, type Space } from '../generated/prisma/client.ts';
 import { CollectionRef, ContentPositionInput, moveBody } from './collections.ts';
 
 export const ContentVisibilityEnum = builder.enumType('ContentVisibility', {
@@ -61,6 +63,9 @@ const SpaceUrls = builder.simpleObject('SpaceUrls', {
 
 /** Open top-level comments on the space itself (change request comments count on the change request). */
 function openCommentCount(ctx: Context, spaceId: string) {
+  return openCommentsLoader(ctx).load(spaceId);
+}
+function openCommentsLoader(ctx: Context) {
   return loader<string, number>(ctx, 'space.openComments', async (ids) => {
     const rows = await ctx.prisma.comment.groupBy({
       by: ['spaceId'],
@@ -68,11 +73,14 @@ function openCommentCount(ctx: Context, spaceId: string) {
       _count: { _all: true },
     });
     return countsByKey(ids, rows.map((r) => ({ key: r.spaceId, count: r._count._all })));
-  }).load(spaceId);
+  });
 }
 
 type CrCounts = { total: number; open: number; draft: number };
 function changeRequestCounts(ctx: Context, spaceId: string) {
+  return crCountsLoader(ctx).load(spaceId);
+}
+function crCountsLoader(ctx: Context) {
   return loader<string, CrCounts>(ctx, 'space.changeRequestCounts', async (ids) => {
     const rows = await ctx.prisma.changeRequest.groupBy({
       by: ['spaceId', 'status'],
@@ -88,7 +96,49 @@ function changeRequestCounts(ctx: Context, spaceId: string) {
       m.set(r.spaceId, c);
     }
     return ids.map((id) => m.get(id) ?? { total: 0, open: 0, draft: 0 });
-  }).load(spaceId);
+  });
+}
+
+const COUNT_FIELDS = new Set(['commentCount', 'changeRequests', 'changeRequestsOpen', 'changeRequestsDraft']);
+
+/** Whether the field's own selection (fragments aside) names one of the space's counters. */
+function wantsCounts(info: GraphQLResolveInfo): boolean {
+  return info.fieldNodes.some((f) => f.selectionSet?.selections.some((s) => s.kind === Kind.FIELD && COUNT_FIELDS.has(s.name.value)));
+}
+
+/** Whether the Prisma plugin's query for the field loads relations (then the Prisma read is kept). */
+function hasRelations(query: { include?: object; select?: object }): boolean {
+  return (query.include != null && Object.keys(query.include).length > 0) || query.select != null;
+}
+
+type SpaceCountsRow = Space & { _crTotal: number; _crOpen: number; _crDraft: number; _openComments: number };
+
+/**
+ * The space row and its counters in one statement: the same counts as `changeRequestCounts` and
+ * `openCommentCount`, which it primes, so the counter fields issue no statement of their own.
+ */
+async function spaceWithCounts(ctx: Context, id: string): Promise<Space | null> {
+  const rows = await ctx.prisma.$queryRaw<SpaceCountsRow[]>(Prisma.sql`
+    SELECT s.*, cr.total AS "_crTotal", cr.open AS "_crOpen", cr.draft AS "_crDraft", cm.open AS "_openComments"
+    FROM "Space" s
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS total,
+             (count(*) FILTER (WHERE c.status = 'open'))::int AS open,
+             (count(*) FILTER (WHERE c.status = 'draft'))::int AS draft
+      FROM "ChangeRequest" c WHERE c."spaceId" = s.id) cr
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS open FROM "Comment" k
+      WHERE k."spaceId" = s.id AND k."changeRequestId" IS NULL AND k."parentId" IS NULL AND k.status = 'open') cm
+    WHERE s.id = ${id}
+  `);
+  const row = rows[0];
+  if (!row) return null;
+  const { _crTotal, _crOpen, _crDraft, _openComments, ...raw } = row;
+  // Raw rows carry the database's enum values: visibility is mapped (`share-link` → `share_link`).
+  const space = { ...raw, visibility: raw.visibility.replace(/-/g, '_') as Space['visibility'] };
+  crCountsLoader(ctx).prime(space.id, { total: _crTotal, open: _crOpen, draft: _crDraft });
+  openCommentsLoader(ctx).prime(space.id, _openComments);
+  return space;
 }
 
 export const SpaceRef = builder.prismaNode('Space', {
@@ -152,11 +202,12 @@ builder.queryField('space', (t) =>
       id: t.arg.id({ required: true, description: 'Space id (`space_…`).' }),
       shareKey: t.arg.string({ required: false, description: "An active share link's key of a published site that shows this space lets anyone read it." }),
     },
-    resolve: async (query, _r, { id, shareKey }, ctx) => {
+    resolve: async (query, _r, { id, shareKey }, ctx, info) => {
       const visibleByKey = shareKey ? await ctx.access.spaceVisibleWithShareKey(String(id), shareKey) : false;
       // One read: the row with the selection's relations (all scalars included), then the access
-      // check on that row.
-      const space = await ctx.prisma.space.findUnique({ ...query, where: { id: String(id) } });
+      // check on that row. When the selection asks for counters and no relation, the row and its
+      // counters come from one statement (spaceWithCounts) instead of three.
+      const space = wantsCounts(info) && !hasRelations(query) ? await spaceWithCounts(ctx, String(id)) : await ctx.prisma.space.findUnique({ ...query, where: { id: String(id) } });
       if (!visibleByKey) await ctx.access.requireSpace(space, 'read');
       else if (!space || space.deletedAt) throw notFound('Space');
       else ctx.access.noteShareKeyRead(space.id);
