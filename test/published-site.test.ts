@@ -249,6 +249,32 @@ describe('adaptive content: a visitor sees what its claims allow', () => {
   });
 });
 
+describe('a group\'s sections are the site\'s own section rows', () => {
+  it('asks different fields of grouped and top-level sections and gets each, in the same number of statements', async () => {
+    const { siteId, sections } = await seedSite({ sections: 4, groups: 2, grouped: 2, siteSpaces: 4 });
+    const mixed = `query($id: ID!) { publishedSite(siteId: $id) { structure { items {
+      __typename id
+      ... on SiteSection { title }
+      ... on SiteSectionGroup { sections { id path siteSpaces { path space { title } } } }
+    } } } }`;
+    await t.gql(mixed, { id: siteId });
+    const plain = await t.countQueries(() => t.gql(STRUCTURE_QUERY, { id: siteId }));
+    const r = await t.countQueries(() => t.gql(mixed, { id: siteId }));
+    expect(r.result.errors).toBeUndefined();
+    const items = r.result.data.publishedSite.structure.items;
+    const grouped = items.filter((i: any) => i.__typename === 'SiteSectionGroup').flatMap((g: any) => g.sections);
+    expect(grouped.map((s: any) => s.path).sort()).toEqual([sections[0].path, sections[1].path].sort());
+    for (const s of grouped) {
+      expect(s.siteSpaces).toHaveLength(1);
+      expect(s.siteSpaces[0].space.title).toMatch(/^Space \d$/);
+    }
+    const top = items.filter((i: any) => i.__typename === 'SiteSection');
+    expect(top.map((s: any) => s.title)).toEqual(['Section 3', 'Section 4']);
+    expect(top[0]).not.toHaveProperty('siteSpaces');
+    expect(r.count).toBeLessThanOrEqual(plain.count);
+  });
+});
+
 describe('freshness and the REST view', () => {
   it('a content change is visible at once (the space points at a new revision)', async () => {
     const { siteId, siteSpaces } = await seedSite({ sections: 1, groups: 0, grouped: 0, siteSpaces: 1 });

@@ -13,6 +13,7 @@ import type { Context } from './context.ts';
 import type { SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
 import type { SiteAction } from '../auth/access.ts';
 import { typeOfId } from '../lib/ids.ts';
+import { getDatamodel } from '../generated/pothos-prisma-types.ts';
 import {
   addSectionGroupToSite,
   addSectionToGroup,
@@ -220,10 +221,83 @@ export const SiteSectionGroupRef = builder.prismaNode('SiteSectionGroup', {
       description: 'Its sections in order (with a visitor: the ones that visitor sees).',
       complexity: LIST_COMPLEXITY,
       select: (_a, _c, nested) => ({ sections: ensure(nested({ orderBy: POS }), NEEDS.section) }),
-      resolve: (g) => visible(g.sections as SiteSection[], viewOf(g)),
+      resolve: (g) => visible(groupSections(g) ?? (g.sections as SiteSection[]), viewOf(g)),
     }),
   }),
 });
+
+// ------------------------------------------------------------------ a group's sections, loaded once
+
+/**
+ * In `Site.structure`, a group's sections are the site's own section rows (`site.sections` loads
+ * every section, grouped or not), so each section, its site spaces and their spaces are loaded
+ * once. The structure's groups are copies carrying their sections under this key; a group row
+ * from anywhere else resolves `sections` from its own relation as before.
+ */
+const GROUP_SECTIONS = Symbol('docgraph.groupSections');
+const groupSections = (g: object): SiteSection[] | undefined => (g as { [GROUP_SECTIONS]?: SiteSection[] })[GROUP_SECTIONS];
+
+function withGroupSections<G extends SiteSectionGroup>(groups: G[], sections: SiteSection[]): G[] {
+  const view = groups.length ? viewOf(groups[0]) : undefined;
+  const copies = groups.map((g) => {
+    const copy = { ...g };
+    Object.defineProperty(copy, GROUP_SECTIONS, { value: sections.filter((s) => s.groupId === g.id), enumerable: false });
+    return copy;
+  });
+  return tag(copies, view);
+}
+
+type Query = { select?: Record<string, unknown>; include?: Record<string, unknown>; [arg: string]: unknown };
+
+/**
+ * The planned selection of the groups' `sections`, taken out of the group query (the group keeps
+ * only the section ids, which nothing reads) to be merged into the site's `sections`.
+ */
+function takeGroupSections(groups: Query): [Query, Query | undefined] {
+  const mode = groups.select ? 'select' : groups.include ? 'include' : undefined;
+  const planned = mode && groups[mode]!.sections;
+  if (!mode || !planned || typeof planned !== 'object') return [groups, undefined];
+  return [{ ...groups, [mode]: { ...groups[mode], sections: { orderBy: POS, select: { id: true } } } }, planned as Query];
+}
+
+/** Relation fields of each model (name → related model), from the datamodel the builder uses. */
+let relations: Map<string, Map<string, string>> | undefined;
+function relationsOf(model: string): Map<string, string> {
+  relations ??= new Map(
+    Object.entries(getDatamodel().datamodel.models).map(([name, m]) => [name, new Map(m.fields.filter((f) => f.kind === 'object').map((f) => [f.name, f.type]))]),
+  );
+  return relations.get(model) ?? new Map();
+}
+
+/**
+ * Two planned selections of the same relation of `model` (same arguments: both come from the
+ * same fields' select functions) as one: every column and relation either asks for. A side
+ * without `select` already loads every column, so the union is in include mode then (and keeps
+ * only relations); a relation given as `true` is the related row with every column.
+ */
+function mergeQueries(model: string, a: Query, b: Query | undefined): Query {
+  if (!b) return a;
+  const rel = relationsOf(model);
+  // A relation query without `select` loads every column (with `include`, or with neither).
+  const include = !a.select || !b.select;
+  const fields: Record<string, unknown> = {};
+  for (const side of [a.select ?? a.include ?? {}, b.select ?? b.include ?? {}]) {
+    for (const [key, value] of Object.entries(side)) {
+      const target = rel.get(key);
+      if (!target) {
+        // A column (or `_count`, planned by one field only): under include mode every column is loaded.
+        if (key === '_count' || !include) fields[key] ??= value;
+        continue;
+      }
+      const prev = fields[key];
+      if (prev === undefined) fields[key] = value;
+      else if (prev === true && value === true) fields[key] = true;
+      else fields[key] = mergeQueries(target, prev === true ? { include: {} } : (prev as Query), value === true ? { include: {} } : (value as Query));
+    }
+  }
+  const { select: _s, include: _i, ...args } = { ...b, ...a };
+  return include ? { ...args, include: fields } : { ...args, select: fields };
+}
 
 // ------------------------------------------------------------------ structure
 
@@ -293,11 +367,17 @@ builder.prismaObjectFields('Site', (t) => ({
     structure: t.field({
       type: SiteStructureRef,
       description: 'The top level in order, as the published site shows it. With a visitor, what that visitor sees.',
-      select: (_a, _c, nested) => ({
-        sections: ensure(nested({ orderBy: POS }, ['items'], 'SiteSection'), NEEDS.section),
-        sectionGroups: ensure(nested({ orderBy: POS }, ['items'], 'SiteSectionGroup'), NEEDS.group),
-        siteSpaces: ensure(nested({ where: ROOT_SPACES, orderBy: POS }, ['items'], 'SiteSpace'), NEEDS.siteSpace),
-      }),
+      select: (_a, _c, nested) => {
+        // `site.sections` holds every section, the grouped ones too: a group's sections are taken
+        // from it (`groupSections`) rather than loaded a second time beneath the group.
+        const sections = ensure(nested({ orderBy: POS }, ['items'], 'SiteSection'), NEEDS.section);
+        const [groups, groupSectionsQuery] = takeGroupSections(ensure(nested({ orderBy: POS }, ['items'], 'SiteSectionGroup'), NEEDS.group));
+        return {
+          sections: mergeQueries('SiteSection', sections, groupSectionsQuery),
+          sectionGroups: groups,
+          siteSpaces: ensure(nested({ where: ROOT_SPACES, orderBy: POS }, ['items'], 'SiteSpace'), NEEDS.siteSpace),
+        };
+      },
       resolve: (site) => {
         const view = viewOf(site);
         const sections = site.sections as SiteSection[];
@@ -306,7 +386,7 @@ builder.prismaObjectFields('Site', (t) => ({
         const type = sections.length + groups.length > 0 ? 'sections' : 'siteSpaces';
         const items =
           type === 'sections'
-            ? rootItems(visible(sections.filter((s) => !s.groupId), view), visibleGroups(groups, sections, view), []).map((e) => e.item)
+            ? rootItems(visible(sections.filter((s) => !s.groupId), view), withGroupSections(visibleGroups(groups, sections, view), sections), []).map((e) => e.item)
             : rootItems([], [], visible(spaces, view)).map((e) => e.item);
         return { type, items } as Structure;
       },
