@@ -124,30 +124,14 @@ async function compileServer(): Promise<string> {
 
 async function startServer(databaseUrl: string, fx: Fixture): Promise<Server> {
   const entry = compiled ? await compileServer() : path.join(HERE, 'server.ts');
-  return new Promise((resolve, reject) => {
-    const child = fork(entry, [], {
-      execArgv: [
-        ...(compiled ? [] : ['--import', 'tsx']),
-        ...nodeArgs,
-        ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(HERE, 'results', 'profiles')}`] : []),
-      ],
-      env: { ...process.env, DATABASE_URL: databaseUrl, DOCGRAPH_ADMIN_TOKEN: fx.adminToken, NODE_ENV: 'production' },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error('the gateway did not start within 90 s'));
-    }, 90_000);
-    child.on('message', (m: any) => {
-      if (m?.type === 'ready') {
-        clearTimeout(timer);
-        resolve({ child, baseUrl: `http://127.0.0.1:${m.port}`, statsUrl: `http://127.0.0.1:${m.statsPort}`, pid: m.pid ?? child.pid });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the gateway exited during start-up (code ${code})`));
-    });
+  return forkServer('gateway', entry, {
+    execArgv: [
+      ...(compiled ? [] : ['--import', 'tsx']),
+      ...nodeArgs,
+      ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(HERE, 'results', 'profiles')}`] : []),
+    ],
+    env: { ...process.env, DATABASE_URL: databaseUrl, DOCGRAPH_ADMIN_TOKEN: fx.adminToken, NODE_ENV: 'production' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
 }
 
@@ -164,15 +148,20 @@ async function startPeer(databaseUrl: string, fx: Fixture): Promise<Server | { u
   }
   const counts = await seedPeer(databaseUrl, fx.siteId);
   log(`peer: schema "peer" filled with the flagship site: ${counts.groups} groups, ${counts.sections} sections, ${counts.siteSpaces} site spaces, ${counts.spaces} spaces, ${counts.pages} pages`);
+  return forkServer('peer', path.join(HERE, 'peer-server.ts'), {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, DATABASE_URL: databaseUrl, NODE_ENV: 'production' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+}
+
+/** Fork a server process (the gateway or the peer) and wait for its `ready` message (90 s at most). */
+function forkServer(who: string, entry: string, options: Parameters<typeof fork>[2]): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const child = fork(path.join(HERE, 'peer-server.ts'), [], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, DATABASE_URL: databaseUrl, NODE_ENV: 'production' },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    const child = fork(entry, [], options);
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error('the peer did not start within 90 s'));
+      reject(new Error(`the ${who} did not start within 90 s`));
     }, 90_000);
     child.on('message', (m: any) => {
       if (m?.type === 'ready') {
@@ -182,7 +171,7 @@ async function startPeer(databaseUrl: string, fx: Fixture): Promise<Server | { u
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`the peer exited during start-up (code ${code})`));
+      reject(new Error(`the ${who} exited during start-up (code ${code})`));
     });
   });
 }
