@@ -616,9 +616,9 @@ function evaluate(rows: Row[], floor: Row | undefined, pairs: Paired[], fx: Fixt
   }
   ratios.restToGraphql = shim;
 
-  // The gateway's RSS only (1.peer's row carries the peer process's).
-  const peak = Math.max(0, ...rows.filter((r) => r.status === 'ok' && r.id !== '1.peer').map((r) => r.peakRssMB ?? 0));
-  targets.push({ target: 'server peak RSS through every scenario', value: `${peak.toFixed(0)} MB`, limit: '< 300 MB (medium)', pass: peak < 300, note: fx.scale === 'medium' ? undefined : `measured at ${fx.scale}` });
+  // No RSS target any more (issue 14): the heap is sized so that no request the limits allow can
+  // exhaust it (bench/worst-case.mjs, docs/performance.md); the gateway's RSS after start and at
+  // its peak is reported below, beside the index check.
   for (const id of ['5a', '5b']) {
     const r = find(id);
     if (r) targets.push({ target: `search p50 (${id})`, value: `${fmt(r.latency!.p50)} ms`, limit: '< 50 ms (medium)', pass: r.latency!.p50 < 50, note: fx.scale === 'medium' ? undefined : `measured at ${fx.scale}` });
