@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TeamMemberRole } from '@gitbook/api';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { newId } from '../src/lib/ids.ts';
 
@@ -65,11 +65,7 @@ describe('creating teams', () => {
 
   it('401 without token, 403 for guests, 404 for outsiders and missing organizations', async () => {
     const before = await t.app.prisma.team.count();
-    expect((await t.rest('PUT', `/v1/orgs/${org}/teams`, { title: 'X' }, null)).status).toBe(401);
-    const guest = await t.createUser(null);
-    expect((await t.rest('PUT', `/v1/orgs/${org}/teams`, { title: 'X' }, guest.token)).status).toBe(403);
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('PUT', `/v1/orgs/${org}/teams`, { title: 'X' }, outsider.token)).status).toBe(404);
+    await expectAccess(t, { method: 'PUT', path: `/v1/orgs/${org}/teams`, body: { title: 'X' } }, { anonymous: 401, guest: 403, outsider: 404 });
     expect((await t.rest('PUT', `/v1/orgs/org_missing/teams`, { title: 'X' })).status).toBe(404);
     expect(await t.app.prisma.team.count()).toBe(before);
   });
@@ -120,11 +116,7 @@ describe('listing, reading, renaming and deleting teams', () => {
       expect(r.status, qs).toBe(400);
       expect(r.body.error.message).toContain(field);
     }
-    expect((await t.rest('GET', `/v1/orgs/${listOrg}/teams`, undefined, null)).status).toBe(401);
-    const guest = await t.createUser(null, { organizationId: listOrg });
-    expect((await t.rest('GET', `/v1/orgs/${listOrg}/teams`, undefined, guest.token)).status).toBe(403);
-    const outsider = await t.createUser(undefined);
-    expect((await t.rest('GET', `/v1/orgs/${listOrg}/teams`, undefined, outsider.token)).status).toBe(404);
+    await expectAccess(t, { method: 'GET', path: `/v1/orgs/${listOrg}/teams` }, { anonymous: 401, guest: 403, outsider: 404 }, { organizationId: listOrg });
   });
 
   it('gets a team; guests only their own teams; 404 for missing teams and outsiders', async () => {
