@@ -8,7 +8,7 @@ import type { Db } from '../db/client.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Services } from '../services.ts';
-import { AppError, ERROR_CODES, HTTP_STATUS, RETRY_AFTER_SECONDS, isDatabaseUnavailable, serviceUnavailable, errorBody } from '../lib/errors.ts';
+import { AppError, ERROR_CODES, HTTP_STATUS, RETRY_AFTER_HEADER, isDatabaseUnavailable, serviceUnavailable, errorBody } from '../lib/errors.ts';
 import { bearerToken, userForToken } from '../auth/tokens.ts';
 import type { TokenCache } from '../auth/token-cache.ts';
 import type { Viewer } from '../auth/access.ts';
@@ -68,9 +68,8 @@ export function createHttpServer(deps: AppDeps) {
       maxAliasesPlugin({ n: limits.graphqlMaxAliases, allowList: [] }),
       maxDirectivesPlugin({ n: limits.graphqlMaxDirectives }),
       useCleanStrings(),
-      useBadRequestCodes(),
+      useErrorStatus(),
       useResponseCompression(),
-      useServiceUnavailableStatus(),
     ],
     logging: {
       debug: (...a) => log.debug(a.map(String).join(' ')),
@@ -131,7 +130,7 @@ export function createHttpServer(deps: AppDeps) {
     }
     const { body, release } = await readBody(req, bodyLimits);
     try {
-      assertJsonDepth(body.toString('utf8'), limits.maxJsonDepth);
+      assertJsonDepth(body, limits.maxJsonDepth);
       const headers = new yoga.fetchAPI.Headers();
       for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
       const request = new yoga.fetchAPI.Request(`http://localhost${req.url}`, { method: req.method, headers, body: body as unknown as BodyInit });
@@ -150,7 +149,7 @@ export function createHttpServer(deps: AppDeps) {
       if (target.pathname === '/healthz') return await sendJson(res, 200, { status: 'ok' });
       if (target.pathname === '/readyz') {
         if (await databaseReady(prisma)) return sendJson(res, 200, { status: 'ready' });
-        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+        res.setHeader('Retry-After', RETRY_AFTER_HEADER['Retry-After']);
         return sendJson(res, 503, { status: 'database unreachable' });
       }
       if (top === 'graphql') {
@@ -188,7 +187,7 @@ export function createHttpServer(deps: AppDeps) {
       else log.error({ err }, 'unhandled error');
       if (res.headersSent) res.end();
       else if (unavailable) {
-        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+        res.setHeader('Retry-After', RETRY_AFTER_HEADER['Retry-After']);
         await sendJson(res, 503, errorBody(503, serviceUnavailable().message)).catch(() => res.end());
       } else await sendJson(res, 500, errorBody(500, 'Unexpected error')).catch(() => res.end());
     }
@@ -238,18 +237,23 @@ function useCleanStrings(): Plugin {
 }
 
 /**
- * Request errors (parse, validation, variables, the document limits above) carry no code of
- * their own: give them `BAD_REQUEST`, so every error a client can cause names its kind.
+ * The HTTP status of a GraphQL result from its errors, in one place:
+ * - request errors (parse, validation, variables, the document limits above) carry no code of
+ *   their own: they get `BAD_REQUEST` (and 400 whatever the client accepts), so every error a
+ *   client can cause names its kind;
+ * - a result whose every error is SERVICE_UNAVAILABLE and that has no data left (null, or only null
+ *   root fields) failed as a whole because of the database: 503 + Retry-After. Errors outside
+ *   execution (the token lookup) already carry that status from `maskError`.
  */
-function useBadRequestCodes(): Plugin {
-  const isOurs = (code: unknown) => typeof code === 'string' && (code === 'INTERNAL_SERVER_ERROR' || code === 'SERVICE_UNAVAILABLE' || (ERROR_CODES as readonly string[]).includes(code));
+function useErrorStatus(): Plugin {
+  const isOurs = (code: unknown) => typeof code === 'string' && (code === 'INTERNAL_SERVER_ERROR' || (ERROR_CODES as readonly string[]).includes(code));
   return {
     onResultProcess({ result, setResult }) {
-      if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
-      if (result.errors.every((e) => isOurs(e.extensions?.code))) return;
-      setResult({
-        ...result,
-        errors: result.errors.map((e) =>
+      if (Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
+      let errors = result.errors ?? [];
+      if (!errors.length) return;
+      if (!errors.every((e) => isOurs(e.extensions?.code))) {
+        errors = errors.map((e) =>
           isOurs(e.extensions?.code)
             ? e
             : new GraphQLError(e.message, {
@@ -260,8 +264,13 @@ function useBadRequestCodes(): Plugin {
                 // A request error (no path: nothing ran) is the client's: 400 whatever it accepts.
                 extensions: { ...e.extensions, code: 'BAD_REQUEST', ...(e.path ? {} : { http: { status: 400 } }) },
               }),
-        ),
-      });
+        );
+        result = { ...result, errors };
+        setResult(result);
+      }
+      const data = result.data as Record<string, unknown> | null | undefined;
+      const outage = errors.every((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE') && !(data && Object.values(data).some((v) => v !== null));
+      if (outage) setResult({ ...result, extensions: { ...result.extensions, http: { status: 503, headers: RETRY_AFTER_HEADER } } });
     },
   };
 }
@@ -306,26 +315,6 @@ async function databaseReady(prisma: Db): Promise<boolean> {
   }
 }
 
-const retryAfter = { 'Retry-After': String(RETRY_AFTER_SECONDS) };
-
-/**
- * A GraphQL response whose every error is SERVICE_UNAVAILABLE and that has no data left (null,
- * or only null root fields) failed as a whole because of the database: HTTP 503 + Retry-After.
- * Errors outside execution (the token lookup) already carry that status from `maskError`.
- */
-function useServiceUnavailableStatus(): Plugin {
-  return {
-    onResultProcess({ result, setResult }) {
-      if (Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
-      const errors = result.errors ?? [];
-      if (!errors.length || !errors.every((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) return;
-      const data = result.data as Record<string, unknown> | null | undefined;
-      if (data && Object.values(data).some((v) => v !== null)) return;
-      setResult({ ...result, extensions: { ...result.extensions, http: { status: 503, headers: retryAfter } } });
-    },
-  };
-}
-
 /** Expected errors keep their code (and field); anything else is logged and masked. */
 function maskError(error: unknown, message: string, log: Logger): Error {
   const gqlError = error instanceof GraphQLError ? error : undefined;
@@ -337,8 +326,8 @@ function maskError(error: unknown, message: string, log: Logger): Error {
       nodes: gqlError?.nodes,
       path: gqlError?.path,
       // A field's error leaves the response 200 unless nothing else succeeded (see
-      // useServiceUnavailableStatus); an error outside execution is the whole response.
-      extensions: { code: 'SERVICE_UNAVAILABLE', http: gqlError?.path ? { status: 200 } : { status: 503, headers: retryAfter } },
+      // useErrorStatus); an error outside execution is the whole response.
+      extensions: { code: 'SERVICE_UNAVAILABLE', http: gqlError?.path ? { status: 200 } : { status: 503, headers: RETRY_AFTER_HEADER } },
     });
   }
   if (original instanceof AppError) {

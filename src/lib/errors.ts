@@ -26,6 +26,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
 
 /** `Retry-After` (seconds) sent with every 503. */
 export const RETRY_AFTER_SECONDS = 5;
+/** The `Retry-After` header every 503 for an unavailable database carries. */
+export const RETRY_AFTER_HEADER = { 'Retry-After': String(RETRY_AFTER_SECONDS) } as const;
 
 export class AppError extends Error {
   constructor(

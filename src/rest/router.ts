@@ -4,7 +4,7 @@
 import Router from 'find-my-way';
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
 import { z } from 'zod';
-import { AppError, HTTP_STATUS, RETRY_AFTER_SECONDS, isDatabaseUnavailable, serviceUnavailable, zodToAppError, errorBody } from '../lib/errors.ts';
+import { AppError, HTTP_STATUS, RETRY_AFTER_HEADER, isDatabaseUnavailable, serviceUnavailable, zodToAppError, errorBody } from '../lib/errors.ts';
 import { ID_PREFIXES, type IdType } from '../lib/ids.ts';
 import type { Context } from '../graphql/context.ts';
 import { fixedDocuments } from '../graphql/builder.ts';
@@ -299,7 +299,7 @@ function errorResponse(err: unknown, ctx: Context, fieldNames?: Record<string, s
   if (isDatabaseUnavailable(original)) {
     // An outage fails every request: a warning each, not an "unexpected error".
     ctx.log.warn({ err: original }, 'database unavailable');
-    return { status: 503, body: errorBody(503, serviceUnavailable().message), headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } };
+    return { status: 503, body: errorBody(503, serviceUnavailable().message), headers: { ...RETRY_AFTER_HEADER } };
   }
   if (original instanceof AppError) {
     const status = HTTP_STATUS[original.code];
