@@ -32,6 +32,8 @@ const EnvSchema = z.object({
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(1).default(50),
   /** Cache token → viewer per process (invalidated across processes through LISTEN/NOTIFY). */
   TOKEN_CACHE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** Memory for stored published-structure responses per process, MiB (0 = no cache). */
+  STRUCTURE_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
   /** Server-side statement timeout for API requests, ms (0 = none); the client waits 1 s more. */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
   /** Opening a database connection, and waiting for a free pooled one, ms (0 = no limit). */
@@ -63,6 +65,8 @@ export type Config = {
   embeddedPgPort: number;
   runWorker: boolean;
   tokenCache: boolean;
+  /** Bytes of stored published-structure responses per process (src/http/published-cache.ts); 0 = off. */
+  structureCacheBytes: number;
   /** Bounds on what one request may send (src/http/limits.ts, docs/decisions.md). */
   limits: {
     maxBodyBytes: number;
@@ -106,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddedPgPort: e.EMBEDDED_PG_PORT,
     runWorker: e.RUN_WORKER,
     tokenCache: e.TOKEN_CACHE,
+    structureCacheBytes: Math.round(e.STRUCTURE_CACHE_MB * 1024 * 1024),
     limits: {
       maxBodyBytes: e.MAX_BODY_BYTES,
       bodyBudgetBytes: Math.max(e.BODY_BUDGET_BYTES, e.MAX_BODY_BYTES),

@@ -73,6 +73,30 @@ function memberRights(me: Member | null, userId: string) {
   };
 }
 
+/**
+ * Who may read a site's published view, on facts: organization members with a role always (a
+ * preview, even unpublished); anyone else only when the site is published and public/unlisted, or
+ * share-link with a valid key. A given key must be valid whoever asks (`keyValid` false: refused).
+ * Null: not allowed (NOT_FOUND).
+ */
+function publishedReadRule(
+  site: Pick<Site, 'published' | 'visibility'>,
+  facts: { member: boolean; shareKey: string | null; keyValid: boolean | null },
+): ReaderView | null {
+  if (facts.keyValid === false) return null;
+  const shareKey = facts.keyValid ? facts.shareKey : null;
+  if (facts.member) return { shareKey, member: true };
+  if (!site.published) return null;
+  if (site.visibility === 'public' || site.visibility === 'unlisted') return { shareKey, member: false };
+  if (site.visibility === 'share_link' && shareKey) return { shareKey, member: false };
+  return null;
+}
+
+type GateRow = { organizationId: string; published: boolean; visibility: string; version: string; role: Role | null; disabled: boolean | null; keyValid: boolean | null };
+
+/** The shape check `resolveShareKey` applies before any lookup. */
+const plausibleShareKey = (key: string) => typeof key === 'string' && key.startsWith(`${SHARE_KEY_PREFIX}_`) && key.length <= 200;
+
 export type ReaderView = {
   /** The validated share key, when the caller gave one. */
   shareKey: string | null;
@@ -94,7 +118,7 @@ export type ResolvedShareKey = {
 
 /** See `Access.resolveShareKey`. */
 export async function resolveShareKey(prisma: Db, siteId: string | null, key: string): Promise<ResolvedShareKey | null> {
-  if (typeof key !== 'string' || !key.startsWith(`${SHARE_KEY_PREFIX}_`) || key.length > 200) return null;
+  if (!plausibleShareKey(key)) return null;
   const link = await prisma.shareLink.findUnique({
     where: { key },
     select: { id: true, active: true, siteId: true, site: { select: { id: true, organizationId: true, published: true, visibility: true } } },
@@ -333,17 +357,39 @@ export class Access {
   async siteReader(site: SiteReaderRow | null | undefined, opts: { organizationId?: string; shareKey?: string | null }): Promise<ReaderView> {
     this.requireViewer();
     if (!site || (opts.organizationId && site.organizationId !== opts.organizationId)) throw notFound('Site');
-    let shareKey: string | null = null;
-    if (opts.shareKey != null) {
-      const resolved = await this.resolveShareKey(site.id, opts.shareKey);
-      if (!resolved) throw notFound('Site');
-      shareKey = opts.shareKey;
-    }
-    if (await this.canOrg(site.organizationId, 'site:read')) return { shareKey, member: true };
-    if (!site.published) throw notFound('Site');
-    if (site.visibility === 'public' || site.visibility === 'unlisted') return { shareKey, member: false };
-    if (site.visibility === 'share_link' && shareKey) return { shareKey, member: false };
-    throw notFound('Site');
+    const keyValid = opts.shareKey == null ? null : (await this.resolveShareKey(site.id, opts.shareKey)) !== null;
+    const member = keyValid === false ? false : await this.canOrg(site.organizationId, 'site:read');
+    const view = publishedReadRule(site, { member, shareKey: opts.shareKey ?? null, keyValid });
+    if (!view) throw notFound('Site');
+    return view;
+  }
+
+  /**
+   * The published-structure cache's gate (src/http/published-cache.ts), in ONE statement: the
+   * site's structure version and whether the caller may read its published view, by the same rule
+   * as `siteReader`. Null when the answer is "no" or unknown (then the request runs uncached and
+   * `siteReader` gives the error), so a cached response is only ever served to a reader the
+   * uncached path would serve.
+   */
+  async publishedSiteGate(siteId: string, opts: { organizationId?: string; shareKey?: string | null }): Promise<{ version: string; view: ReaderView } | null> {
+    if (!this.viewer) return null;
+    const shareKey = opts.shareKey ?? null;
+    if (shareKey !== null && !plausibleShareKey(shareKey)) return null;
+    const rows = await this.prisma.$queryRaw<GateRow[]>(Prisma.sql`
+      SELECT s."organizationId", s."published", s."visibility"::text AS "visibility", v."version"::text AS "version",
+             m."role"::text AS "role", m."disabled",
+             (SELECT l."active" AND l."siteId" = s."id" FROM "ShareLink" l WHERE l."key" = ${shareKey}) AS "keyValid"
+      FROM "Site" s
+      JOIN "SiteStructureVersion" v ON v."siteId" = s."id"
+      LEFT JOIN "Member" m ON m."organizationId" = s."organizationId" AND m."userId" = ${this.viewer.user.id}
+      WHERE s."id" = ${siteId}`);
+    const row = rows[0];
+    if (!row || (opts.organizationId && row.organizationId !== opts.organizationId)) return null;
+    const keyValid = shareKey === null ? null : row.keyValid === true;
+    if (keyValid === false) return null;
+    const member = row.role !== null && !row.disabled && orgAllows({ role: row.role } as Member, 'site:read');
+    const view = publishedReadRule(row as unknown as SiteReaderRow, { member, shareKey, keyValid });
+    return view ? { version: row.version, view } : null;
   }
 
   /** Record that this request was allowed to read the site (node refetches and payload fallbacks need no second check). */

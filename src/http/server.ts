@@ -18,6 +18,7 @@ import { handleDownload } from './downloads.ts';
 import { handleSsoRequest } from './sso.ts';
 import { explorerOptions, isIntrospectionOnly, renderExplorer, serveExplorerAsset } from './explorer.ts';
 import { sendJson, useResponseCompression } from './compression.ts';
+import { createPublishedCache } from './published-cache.ts';
 import { BodyBudget, RequestRejected, assertJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
 import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
@@ -30,6 +31,7 @@ export function createHttpServer(deps: AppDeps) {
   const { prisma, log } = deps;
   const limits = deps.config.limits;
   const bodyLimits = { maxBodyBytes: limits.maxBodyBytes, budget: new BodyBudget(limits.bodyBudgetBytes) };
+  const publishedCache = createPublishedCache({ maxBytes: deps.config.structureCacheBytes });
 
   async function viewerFor(req: http.IncomingMessage): Promise<Viewer | null> {
     const token = bearerToken(req.headers.authorization);
@@ -69,6 +71,7 @@ export function createHttpServer(deps: AppDeps) {
       maxDirectivesPlugin({ n: limits.graphqlMaxDirectives }),
       useCleanStrings(),
       useErrorStatus(),
+      publishedCache.plugin,
       useResponseCompression(),
     ],
     logging: {
@@ -203,7 +206,7 @@ export function createHttpServer(deps: AppDeps) {
     const reason = http.STATUS_CODES[status] ?? 'Bad Request';
     socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
-  return server;
+  return Object.assign(server, { publishedCache });
 }
 
 /**

@@ -1,0 +1,174 @@
+// The published-structure cache (issue 14): a serialized GraphQL response for a `publishedSite`
+// query, stored under the site's structure version, the document, its variables and the
+// operation name, and served again while the version stands.
+//
+// Why it is safe:
+// - The version lives in PostgreSQL ("SiteStructureVersion") and triggers bump it in the
+//   transaction of every write that changes what a reader of the site sees (migration
+//   20261124100000_site_structure_version). A stored response is never invalidated: a write makes
+//   a new key, and old keys age out of the LRU. Every process on the database agrees.
+// - Only documents that read nothing but the versioned data are cached: one query operation whose
+//   only root field is `publishedSite`, and whose every field is in CACHEABLE_FIELDS (the site,
+//   its structure, sections, groups, site spaces, spaces and their immutable revisions' pages).
+//   Anything else — `organization`, `permissions`, counts of comments — runs uncached. A field
+//   added to a type later is uncached until someone adds it here, knowing what it reads.
+// - Authentication (the token, cached per process and invalidated through LISTEN/NOTIFY) and the
+//   reader's access check run on every hit: `Access.publishedSiteGate` decides with the same rule
+//   as the uncached `siteReader`, in one statement that also reads the version. A revoked token, a
+//   removed member, an unpublished site or a deactivated share key stops hits at once. A refusal
+//   falls through to normal execution, which answers the error.
+// - Visitor claims, share keys and the organization are arguments, so they are in the key.
+import {
+  Kind,
+  TypeInfo,
+  getArgumentValues,
+  getNamedType,
+  visit,
+  visitWithTypeInfo,
+  type DocumentNode,
+  type GraphQLField,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type FieldNode,
+} from 'graphql';
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Plugin } from 'graphql-yoga';
+import type { Context } from '../graphql/context.ts';
+
+/** Fields a cached document may read, per type: each is derived from rows the structure version covers. */
+export const CACHEABLE_FIELDS: Record<string, readonly string[]> = {
+  Query: ['publishedSite'],
+  Site: [
+    'id', 'organizationId', 'type', 'title', 'visibility', 'published', 'basename', 'hostname', 'proxy', 'adaptiveContent',
+    'agentsContext', 'createdAt', 'updatedAt', 'defaultSiteSectionId', 'defaultSiteSpaceId', 'defaultSpaceId', 'siteSpaceCount',
+    'urls', 'structure', 'sections', 'sectionGroups', 'siteSpaces',
+  ],
+  SiteProxy: ['origin', 'target'],
+  SiteAdaptiveContent: ['enabled'],
+  SiteUrls: ['location', 'app', 'published'],
+  SiteStructure: ['type', 'items'],
+  SiteItemUrls: ['location', 'published'],
+  SiteSectionGroup: ['id', 'siteId', 'position', 'title', 'icon', 'createdAt', 'sections', 'site'],
+  SiteSection: [
+    'id', 'siteId', 'position', 'title', 'description', 'path', 'condition', 'icon', 'groupId', 'defaultSiteSpaceId', 'createdAt',
+    'default', 'siteSpaces', 'urls', 'group', 'site',
+  ],
+  SiteSpace: ['id', 'siteId', 'position', 'sectionId', 'section', 'site', 'spaceId', 'space', 'path', 'condition', 'createdAt', 'title', 'default', 'urls'],
+  // A space's own columns (the trigger on "Space" bumps every site showing it) and its revision.
+  Space: ['id', 'title', 'emoji', 'icon', 'visibility', 'editMode', 'createdAt', 'updatedAt', 'deletedAt', 'organizationId', 'parentId', 'position', 'revisionId', 'revision'],
+  // Revisions and page versions are immutable: the space's revision id stands for them.
+  Revision: ['id', 'parents', 'type', 'createdAt', 'spaceId', 'variables', 'reusableContents', 'pages', 'allPages', 'page', 'pageByPath'],
+  RevisionPage: [
+    'id', 'title', 'emoji', 'icon', 'type', 'slug', 'path', 'description', 'parentId', 'depth', 'revisionId', 'versionId', 'markdown',
+    'href', 'hidden', 'noIndex', 'noRobotsIndex', 'condition', 'layout', 'createdAt', 'updatedAt', 'pages', 'descendants',
+  ],
+};
+
+/** What a cacheable document needs at request time. */
+type Plan = { root: FieldNode; rootField: GraphQLField<unknown, unknown>; documentHash: string };
+
+export type PublishedCacheStats = { hits: number; misses: number; stores: number; bypassed: number };
+
+export type PublishedCache = { plugin: Plugin<Context>; stats: PublishedCacheStats; clear(): void };
+
+/**
+ * The yoga plugin. `maxBytes` bounds the stored responses (UTF-16 length × 2); 0 disables it.
+ */
+export function createPublishedCache(opts: { maxBytes: number }): PublishedCache {
+  const stats: PublishedCacheStats = { hits: 0, misses: 0, stores: 0, bypassed: 0 };
+  const stored = new LRUCache<string, string>({ maxSize: Math.max(opts.maxBytes, 1), sizeCalculation: (s) => Math.max(1, s.length * 2) });
+  const plans = new WeakMap<DocumentNode, Map<string, Plan | null>>();
+
+  function planOf(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Plan | null {
+    let byOperation = plans.get(document);
+    if (!byOperation) plans.set(document, (byOperation = new Map()));
+    const key = operationName ?? '';
+    if (!byOperation.has(key)) byOperation.set(key, analyse(schema, document, operationName));
+    return byOperation.get(key)!;
+  }
+
+  const plugin: Plugin<Context> = {
+    async onExecute({ args, setResultAndStopExecution }) {
+      if (opts.maxBytes <= 0) return;
+      const plan = planOf(args.schema, args.document, args.operationName);
+      if (!plan) return;
+      const ctx = args.contextValue as Context;
+      const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+      let rootArgs: Record<string, unknown>;
+      try {
+        rootArgs = getArgumentValues(plan.rootField, plan.root, variables);
+      } catch {
+        return; // bad variables: execution answers the error
+      }
+      const siteId = String(rootArgs.siteId);
+      const gate = await ctx.access.publishedSiteGate(siteId, {
+        organizationId: rootArgs.organizationId == null ? undefined : String(rootArgs.organizationId),
+        shareKey: rootArgs.shareKey == null ? null : String(rootArgs.shareKey),
+      });
+      if (!gate) {
+        stats.bypassed++;
+        return;
+      }
+      const key = `${siteId}\u0000${gate.version}\u0000${plan.documentHash}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(variables)}`;
+      const hit = stored.get(key);
+      if (hit !== undefined) {
+        stats.hits++;
+        setResultAndStopExecution({ data: CACHED_DATA, stringify: () => hit } as never);
+        return;
+      }
+      stats.misses++;
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result || result.errors?.length) return;
+          const body = JSON.stringify(result);
+          stored.set(key, body);
+          stats.stores++;
+          // Serialized once: yoga sends these very bytes.
+          setResult({ ...result, stringify: () => body } as never);
+        },
+      };
+    },
+  };
+  return { plugin, stats, clear: () => stored.clear() };
+}
+
+/** The data of a hit as other plugins see it (the client gets the stored bytes). */
+const CACHED_DATA = Object.freeze({ publishedSite: Object.freeze({}) });
+
+/**
+ * A plan when the document can be cached: one query operation (the selected one), one root field
+ * `publishedSite` (aliases allowed), every field in CACHEABLE_FIELDS, no directive but
+ * `@include`/`@skip`. Null otherwise.
+ */
+export function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Plan | null {
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
+  if (!operation || operation.operation !== 'query') return null;
+  const roots = operation.selectionSet.selections;
+  if (roots.length !== 1 || roots[0].kind !== Kind.FIELD || roots[0].name.value !== 'publishedSite' || roots[0].directives?.length) return null;
+  const rootField = schema.getQueryType()?.getFields().publishedSite;
+  if (!rootField) return null;
+
+  // Walk the operation and every fragment it may spread (unused ones too: harmless, and simpler).
+  const typeInfo = new TypeInfo(schema);
+  let cacheable = true;
+  const visitor = visitWithTypeInfo(typeInfo, {
+    Field(node) {
+      if (node.name.value === '__typename') return;
+      const parent = typeInfo.getParentType();
+      const allowed = parent ? CACHEABLE_FIELDS[getNamedType(parent).name] : undefined;
+      if (!allowed?.includes(node.name.value)) cacheable = false;
+    },
+    Directive(node) {
+      if (node.name.value !== 'include' && node.name.value !== 'skip') cacheable = false;
+    },
+  });
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION && definition !== operation) continue;
+    visit(definition, visitor);
+    if (!cacheable) return null;
+  }
+  const documentHash = createHash('sha256').update(document.loc?.source.body ?? JSON.stringify(document)).digest('base64url');
+  return { root: roots[0], rootField, documentHash };
+}
