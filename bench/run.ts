@@ -197,6 +197,8 @@ type Stats = { statements: number; requests: number; inFlight: number; rss: numb
 const getJson = async (url: string, init?: RequestInit) => (await fetch(url, init)).json() as Promise<any>;
 const stats = (s: Server): Promise<Stats> => getJson(`${s.statsUrl}/stats`);
 const reset = (s: Server) => getJson(`${s.statsUrl}/reset`, { method: 'POST' });
+/** The gateway's published-structure cache, on only for scenarios that ask for it (1.cached). */
+const setCache = (s: Server, on: boolean) => getJson(`${s.statsUrl}/cache?enabled=${on ? 1 : 0}`, { method: 'POST' });
 
 /**
  * Wait until the gateway has finished every request it started: autocannon stops at the end of
@@ -545,6 +547,10 @@ function peerSummary(rows: Row[], pairs: Paired[], check: string | undefined): s
   const g8 = find('1', 8);
   const p8 = find('1.peer', 8);
   if (g8 && p8) out.push(`  req/s at 8 connections gateway / peer: ${(g8.rps! / p8.rps!).toFixed(2)}×  (${fmt(g8.rps, 1)} / ${fmt(p8.rps, 1)} req/s)`);
+  const pc = pair('1.cached', '1.peer');
+  const c8 = find('1.cached', 8);
+  if (pc) out.push(`  cached: paired p50 gateway hit / peer: ${pc.ratioP50.toFixed(2)}×  (${fmt(pc.aLatency.p50)} / ${fmt(pc.bLatency.p50)} ms, ${pc.pairs} pairs)`);
+  if (c8 && p8) out.push(`  cached: req/s at 8 connections gateway / peer: ${(c8.rps! / p8.rps!).toFixed(2)}×  (${fmt(c8.rps, 1)} / ${fmt(p8.rps, 1)} req/s)`);
   for (const c of [1, 8]) {
     const g = find('1', c);
     const p = find('1.peer', c);
@@ -598,6 +604,12 @@ function evaluate(rows: Row[], floor: Row | undefined, pairs: Paired[], fx: Fixt
     };
     if (pp) targets.push({ target: 'scenario 1 p50 / peer p50 (paired, 1 connection)', value: `${pp.ratioP50.toFixed(2)}× (${fmt(pp.aLatency.p50)} / ${fmt(pp.bLatency.p50)} ms, ${pp.pairs} pairs)`, limit: '≤ 1.0 (issue 14)', pass: pp.ratioP50 <= 1 });
     if (s8 && peer8) targets.push({ target: 'scenario 1 req/s / peer req/s (8 connections)', value: `${(s8.rps! / peer8.rps!).toFixed(2)}× (${fmt(s8.rps, 1)} / ${fmt(peer8.rps, 1)})`, limit: '≥ 1.0 (issue 14)', pass: s8.rps! >= peer8.rps! });
+    const pc = pair('1.cached', '1.peer');
+    const c1 = find('1.cached');
+    const c8 = find('1.cached', 8);
+    if (pc) targets.push({ target: 'scenario 1 cached: hit p50 / peer p50 (paired, 1 connection)', value: `${pc.ratioP50.toFixed(2)}× (${fmt(pc.aLatency.p50)} / ${fmt(pc.bLatency.p50)} ms)`, limit: '≤ 0.25 (issue 14)', pass: pc.ratioP50 <= 0.25 });
+    if (c8 && peer8) targets.push({ target: 'scenario 1 cached: req/s / peer req/s (8 connections)', value: `${(c8.rps! / peer8.rps!).toFixed(2)}× (${fmt(c8.rps, 1)} / ${fmt(peer8.rps, 1)})`, limit: '≥ 5 (issue 14)', pass: c8.rps! >= 5 * peer8.rps! });
+    if (c1) targets.push({ target: 'scenario 1 cached: SQL statements per hit', value: fmt(c1.statementsPerRequest, 1), limit: '≤ 1', pass: (c1.statementsPerRequest ?? Infinity) <= 1 });
     const g1 = cpuTotal(s1);
     const p1c = cpuTotal(peer1);
     if (g1 !== undefined && p1c) targets.push({ target: 'scenario 1 CPU per request / peer\'s (server + PostgreSQL, 1 connection)', value: `${(g1 / p1c).toFixed(2)}× (${fmt(g1)} / ${fmt(p1c)} ms)`, limit: '≤ 1.0 (issue 14)', pass: g1 <= p1c });
@@ -693,6 +705,8 @@ async function main() {
     const startStats = await stats(server);
     log(`gateway (pid ${server.child.pid}) on ${server.baseUrl}, stats on ${server.statsUrl}; RSS after start ${(startStats.rss / MB).toFixed(0)} MB, heap ${(startStats.heapUsed / MB).toFixed(0)} MB`);
     const srv = server;
+    // The uncached figures are the ones compared with the peer: the cache is off but for 1.cached.
+    await setCache(srv, false);
     const ctx: BenchContext = {
       fx,
       async restDoc(method, url) {
@@ -754,10 +768,19 @@ async function main() {
           continue;
         }
         if (s.kind === 'load') {
-          const r = await runLoad(s, srv, ctx);
-          out = r.rows;
-          if (r.call) calls.set(s.id, r.call);
-          if (r.statements) traces.set(s.id, r.statements);
+          if (s.cache) await setCache(srv, true);
+          try {
+            const r = await runLoad(s, srv, ctx);
+            out = r.rows;
+            if (r.call) calls.set(s.id, r.call);
+            if (r.statements) traces.set(s.id, r.statements);
+            const peerCall = s.comparePeer ? calls.get(s.comparePeer) : undefined;
+            if (r.call && peerCall && peer && !('unavailable' in peer)) {
+              pairs.push(await pairedRun(srv, fx, s.id, okCall(srv, fx, r.call), s.comparePeer!, okCall(peer, fx, peerCall)));
+            }
+          } finally {
+            if (s.cache) await setCache(srv, false);
+          }
         } else out = await runWrite(s, srv, fx);
         rows.push(...out);
         const call = calls.get(s.id);

@@ -33,6 +33,10 @@ export type LoadScenario = {
    */
   target?: 'peer';
   pairWith?: string;
+  /** Run with the published-structure cache on (every other scenario runs with it off). */
+  cache?: boolean;
+  /** A peer scenario this one is paired with too (1.cached against 1.peer). */
+  comparePeer?: string;
   request(ctx: BenchContext): Promise<HttpCall | { unavailable: string }>;
   /** Describes the probe response (items, pages…), or throws when it is not what we asked for. */
   describe?(body: any, ctx: BenchContext): string;
@@ -149,6 +153,18 @@ export const SCENARIOS: Scenario[] = [
     pairWith: '1',
     request: async ({ fx }) => gql(PEER_QUERY, { id: fx.siteId }),
     describe: (b) => describePeerTree(b.data.siteByRowId),
+  },
+  {
+    kind: 'load',
+    id: '1.cached',
+    group: 1,
+    name: 'GraphQL site structure, published-structure cache on (hits)',
+    api: 'graphql',
+    connections: [1, 8],
+    cache: true,
+    comparePeer: '1.peer',
+    request: async ({ fx }) => gql(SITE_TREE_QUERY, { siteId: fx.siteId, org: fx.organizationId }),
+    describe: (b) => describeSiteTree(b.data.publishedSite),
   },
   {
     kind: 'load',

@@ -92,6 +92,11 @@ const stats = http.createServer(async (req, res) => {
       peakHeapUsed = Math.max(peakHeapUsed, memory.heapUsed);
       return send(res, 200, { statements, requests, inFlight, rss, peakRss, overallPeakRss, startRss, heapUsed: memory.heapUsed, peakHeapUsed, memory, uptime: process.uptime() });
     }
+    if (url.pathname === '/cache' && req.method === 'POST') {
+      // The published-structure cache: off for every scenario but 1.cached (issue 14).
+      app.server.publishedCache.setEnabled(url.searchParams.get('enabled') === '1');
+      return send(res, 200, { ...app.server.publishedCache.stats });
+    }
     if (url.pathname === '/reset' && req.method === 'POST') {
       statements = 0;
       requests = 0;

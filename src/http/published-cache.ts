@@ -70,7 +70,13 @@ type Plan = { root: FieldNode; rootField: GraphQLField<unknown, unknown>; docume
 
 export type PublishedCacheStats = { hits: number; misses: number; stores: number; bypassed: number };
 
-export type PublishedCache = { plugin: Plugin<Context>; stats: PublishedCacheStats; clear(): void };
+export type PublishedCache = {
+  plugin: Plugin<Context>;
+  stats: PublishedCacheStats;
+  clear(): void;
+  /** Turn serving and storing on or off at run time (the benchmark measures both; off also clears). */
+  setEnabled(on: boolean): void;
+};
 
 /**
  * The yoga plugin. `maxBytes` bounds the stored responses (UTF-16 length × 2); 0 disables it.
@@ -79,6 +85,7 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
   const stats: PublishedCacheStats = { hits: 0, misses: 0, stores: 0, bypassed: 0 };
   const stored = new LRUCache<string, string>({ maxSize: Math.max(opts.maxBytes, 1), sizeCalculation: (s) => Math.max(1, s.length * 2) });
   const plans = new WeakMap<DocumentNode, Map<string, Plan | null>>();
+  let enabled = opts.maxBytes > 0;
 
   function planOf(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Plan | null {
     let byOperation = plans.get(document);
@@ -90,7 +97,7 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
 
   const plugin: Plugin<Context> = {
     async onExecute({ args, setResultAndStopExecution }) {
-      if (opts.maxBytes <= 0) return;
+      if (!enabled) return;
       const plan = planOf(args.schema, args.document, args.operationName);
       if (!plan) return;
       const ctx = args.contextValue as Context;
@@ -130,7 +137,15 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
       };
     },
   };
-  return { plugin, stats, clear: () => stored.clear() };
+  return {
+    plugin,
+    stats,
+    clear: () => stored.clear(),
+    setEnabled(on) {
+      enabled = on && opts.maxBytes > 0;
+      if (!enabled) stored.clear();
+    },
+  };
 }
 
 /** The data of a hit as other plugins see it (the client gets the stored bytes). */
