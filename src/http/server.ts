@@ -14,6 +14,7 @@ import type { TokenCache } from '../auth/token-cache.ts';
 import type { Viewer } from '../auth/access.ts';
 import { createContext, type Context } from '../graphql/context.ts';
 import { RestRouter } from '../rest/router.ts';
+import { OPENAPI_PATH, buildOpenApiDocument, serveOpenApiDocument } from '../rest/openapi-document.ts';
 import { handleDownload } from './downloads.ts';
 import { handleSsoRequest } from './sso.ts';
 import { explorerOptions, isIntrospectionOnly, renderExplorer, serveExplorerAsset } from './explorer.ts';
@@ -82,7 +83,12 @@ export function createHttpServer(deps: AppDeps) {
     },
   });
 
+  // The OpenAPI document of /v1, generated from the route table at start-up; public (it
+  // describes the API, not data), so it is served before authentication.
+  const openApiDocument = buildOpenApiDocument(deps.rest.routes);
+
   async function handleRest(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget) {
+    if (target.pathname === OPENAPI_PATH) return serveOpenApiDocument(req, res, openApiDocument);
     const method = req.method ?? 'GET';
     const match = deps.rest.match(method, target.pathname);
     if (!match.route) {

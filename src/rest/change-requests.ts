@@ -136,6 +136,8 @@ export const routes: RestRoute[] = [
     path: `${CR}/content`,
     query: z.strictObject({ compat: q.bool() }),
     body: ContentChangesInput,
+    // 0.202's name; the answer depends on `compat` (the change request, or 0.202's update).
+    openapi: { operationId: 'updateChangeRequestContent', summary: 'Apply a batch of content changes to a change request' },
     document: `mutation($input: ApplyChangeRequestContentChangesInput!) { applyChangeRequestContentChanges(input: $input) {
       changeRequest { ${CHANGE_REQUEST_FIELDS} }
       changes { object pageId ref location }

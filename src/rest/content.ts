@@ -176,6 +176,14 @@ export function toRestContentChange(c: any) {
   return compact({ object: c.object, ref: c.ref, page: { object: 'page', id: c.pageId, urls: { location: c.location } } });
 }
 
+/** The answer of `POST …/content` on a space, for /v1/openapi.json. */
+const SpaceContentUpdate = z.object({
+  object: z.literal('space-content-update'),
+  revision: z.string().describe('The id of the revision the batch created'),
+  changes: z.array(z.looseObject({ object: z.string() })),
+  insertedFiles: z.array(z.looseObject({ id: z.string(), name: z.string() })),
+});
+
 // ------------------------------------------------------------------ query shapes
 
 const formatShape = {
@@ -293,6 +301,7 @@ export const routes: RestRoute[] = [
     method: 'POST',
     path: `${SPACE}/content`,
     body: ContentChangesInput,
+    openapi: { operationId: 'updateSpaceContent', summary: 'Apply a batch of content changes to a space', response: SpaceContentUpdate },
     document: `mutation($input: ApplySpaceContentChangesInput!) {
       applySpaceContentChanges(input: $input) { revision { id } changes { object pageId ref location } insertedFiles { ${FILE_FIELDS} } }
     }`,

@@ -37,6 +37,12 @@ export type RestRoute<Q = any, B = any> = {
   status?: number | ((data: any, input: RestInput<Q, B>) => number);
   /** Domain input fields the contract names otherwise (`spaceIds` → `spaces`), for 400 messages. */
   fieldNames?: Record<string, string>;
+  /**
+   * How /v1/openapi.json describes a route the official document lacks (rest/openapi-document.ts):
+   * its operationId and summary (else derived from the path), and its success body: a zod
+   * schema, or the name of a schema of the official document's components.
+   */
+  openapi?: { operationId?: string; summary?: string; response?: z.ZodType | string };
 };
 
 export type RestResponse = { status: number; body?: unknown; headers?: Record<string, string> };
@@ -126,18 +132,18 @@ export function contractEnum<const T extends readonly [string, ...string[]]>(val
 
 // ------------------------------------------------------------------ path parameters
 
-const ID_BODY = /^[0-9A-Za-z]{1,64}$/;
-const idOf = (type: IdType, label: string) => ({
-  label,
-  valid: (v: string) => v.startsWith(`${ID_PREFIXES[type]}_`) && ID_BODY.test(v.slice(ID_PREFIXES[type].length + 1)),
-});
+/** A path parameter's rule: its label (for the 404) and the one pattern a value must match. */
+export type PathParam = { label: string; pattern: RegExp; valid: (value: string) => boolean };
+const byPattern = (label: string, pattern: RegExp): PathParam => ({ label, pattern, valid: (v) => pattern.test(v) });
+const ID_BODY = '[0-9A-Za-z]{1,64}';
+const idOf = (type: IdType, label: string) => byPattern(label, new RegExp(`^${ID_PREFIXES[type]}_${ID_BODY}$`));
 
 /**
  * Every path parameter of the table, with the shape a value must have to name an object. A
  * value of any other shape is a 404 before any lookup; a route whose path uses a parameter not
- * listed here fails at start-up.
+ * listed here fails at start-up. The pattern is also the parameter's schema in /v1/openapi.json.
  */
-export const PATH_PARAMS: Record<string, { label: string; valid: (value: string) => boolean }> = {
+export const PATH_PARAMS: Record<string, PathParam> = {
   organizationId: idOf('Organization', 'Organization'),
   inviteId: idOf('LinkInvite', 'Invite'),
   userId: idOf('User', 'User'),
@@ -147,7 +153,7 @@ export const PATH_PARAMS: Record<string, { label: string; valid: (value: string)
   pageId: idOf('Page', 'Page'),
   fileId: idOf('File', 'File'),
   /** A change request's id, or its number in the space. */
-  changeRequestId: { label: 'Change request', valid: (v) => idOf('ChangeRequest', '').valid(v) || /^[1-9]\d{0,9}$/.test(v) },
+  changeRequestId: byPattern('Change request', new RegExp(`^(?:${ID_PREFIXES.ChangeRequest}_${ID_BODY}|[1-9]\\d{0,9})$`)),
   commentId: idOf('Comment', 'Comment'),
   commentReplyId: idOf('CommentReply', 'Comment reply'),
   siteId: idOf('Site', 'Site'),
@@ -158,9 +164,9 @@ export const PATH_PARAMS: Record<string, { label: string; valid: (value: string)
   samlProviderId: idOf('SamlProvider', 'SAML provider'),
   translationSettingsId: idOf('TranslationSettings', 'Translation settings'),
   // The domain validates the slug itself (a PUT to a bad slug is a 400 naming `specSlug`).
-  specSlug: { label: 'OpenAPI specification', valid: (v) => /^[A-Za-z0-9._-]{1,100}$/.test(v) },
-  versionId: { label: 'OpenAPI specification version', valid: (v) => idOf('OpenApiSpecVersion', '').valid(v) },
-  emailDomain: { label: 'Email domain', valid: (v) => v.length <= 253 && /^[A-Za-z0-9.-]+$/.test(v) },
+  specSlug: byPattern('OpenAPI specification', /^[A-Za-z0-9._-]{1,100}$/),
+  versionId: byPattern('OpenAPI specification version', idOf('OpenApiSpecVersion', '').pattern),
+  emailDomain: byPattern('Email domain', /^[A-Za-z0-9.-]{1,253}$/),
 };
 
 // ------------------------------------------------------------------ the router

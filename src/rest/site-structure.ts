@@ -205,6 +205,7 @@ export const routes: RestRoute[] = [
     method: 'GET',
     path: `${SITE}/sections/:siteSectionId`,
     query: z.strictObject({}),
+    openapi: { operationId: 'getSiteSectionById', summary: 'Get a site section', response: 'SiteSection' },
     document: `query($site: ID!, $org: ID!, $id: ID!) {
       site(id: $site, organizationId: $org) { id }
       node(id: $id) { ... on SiteSection { site { id } ${SECTION_FIELDS} } } }`,
@@ -300,6 +301,7 @@ export const routes: RestRoute[] = [
     method: 'GET',
     path: `${SITE}/site-spaces/:siteSpaceId`,
     query: z.strictObject({}),
+    openapi: { operationId: 'getSiteSpaceById', summary: 'Get a site space', response: 'SiteSpace' },
     document: `query($site: ID!, $org: ID!, $id: ID!) {
       site(id: $site, organizationId: $org) { id }
       node(id: $id) { ... on SiteSpace { site { id } ${SITE_SPACE_FIELDS} } } }`,
