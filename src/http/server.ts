@@ -297,6 +297,15 @@ async function writeFetchResponse(res: http.ServerResponse, response: Response) 
   const cookies = response.headers.getSetCookie();
   if (cookies.length) res.setHeader('set-cookie', cookies);
   if (!response.body) return void res.end();
+  // A whole JSON answer (everything but a subscription's event stream or an incremental
+  // multipart answer) goes out in one write: streaming a 400 kB body chunk by chunk costs a
+  // syscall per chunk (`writev` was 15% of a cached hit's CPU).
+  const type = response.headers.get('content-type') ?? '';
+  if (!type.startsWith('text/event-stream') && !type.startsWith('multipart/')) {
+    const bytes = Buffer.from(await response.arrayBuffer());
+    if (!res.hasHeader('content-length')) res.setHeader('content-length', bytes.length);
+    return void res.end(bytes);
+  }
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
     if (res.destroyed) break;
     if (!res.write(chunk)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
