@@ -12,6 +12,7 @@ import { schema } from './graphql/schema.ts';
 import { buildRestRouter } from './rest/index.ts';
 import { createHttpServer } from './http/server.ts';
 import { drainHttpServer } from './http/drain.ts';
+import { Observability, withRequestIds } from './http/observability.ts';
 import { LocalDiskStorage, type FileStorage } from './lib/storage.ts';
 import { Jobs } from './jobs.ts';
 import { tasks } from './tasks.ts';
@@ -35,9 +36,10 @@ export async function createApp(opts: {
   poolSize?: number;
 }) {
   const { config, databaseUrl } = opts;
-  const log = opts.log ?? pino({ level: config.logLevel });
+  // Lines written while a request runs carry its id (src/http/observability.ts).
+  const log = withRequestIds(opts.log ?? pino({ level: config.logLevel }));
   const clock = opts.clock ?? systemClock;
-  const { prisma, onQuery, listeners, disconnect } = createPrisma(databaseUrl, {
+  const { prisma, pool, onQuery, listeners, disconnect } = createPrisma(databaseUrl, {
     poolSize: opts.poolSize,
     timeouts: { statementTimeoutMs: config.dbStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
     log,
@@ -51,7 +53,9 @@ export async function createApp(opts: {
   const tokens = config.tokenCache ? new TokenCache(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
   await tokens?.start();
   services.tokens = tokens;
-  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens });
+  // Access logs, statement counts per request, /metrics (README, "Operations").
+  const obs = new Observability({ config, log, onQuery, pool });
+  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
 
@@ -80,6 +84,7 @@ export async function createApp(opts: {
     jobs,
     services,
     log,
+    obs,
     clock,
     config,
     /** Set on the first run on an empty database: the admin's token, shown once. */
@@ -110,6 +115,7 @@ export async function createApp(opts: {
       await tokens?.stop();
       await jobsDb?.disconnect();
       await disconnect();
+      obs.close();
     },
   };
 }

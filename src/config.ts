@@ -44,6 +44,10 @@ const EnvSchema = z.object({
   JOB_LOCK_TIMEOUT_SECONDS: z.coerce.number().int().min(2).max(4 * 3600).default(60),
   /** How often each worker process records that it is alive (and sweeps for abandoned jobs). */
   JOB_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  /** Prometheus metrics at /metrics (README, "Operations"). */
+  METRICS: z.enum(['on', 'off']).default('on'),
+  /** When set, /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16).optional(),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -82,6 +86,10 @@ export type Config = {
   dbJobStatementTimeoutMs: number;
   jobLockTimeoutSeconds: number;
   jobHeartbeatSeconds: number;
+  /** Serve /metrics (src/http/observability.ts). */
+  metrics: boolean;
+  /** Bearer token /metrics requires, when set. */
+  metricsToken?: string;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -124,5 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbJobStatementTimeoutMs: e.DB_JOB_STATEMENT_TIMEOUT_MS,
     jobLockTimeoutSeconds: e.JOB_LOCK_TIMEOUT_SECONDS,
     jobHeartbeatSeconds: e.JOB_HEARTBEAT_SECONDS,
+    metrics: e.METRICS === 'on',
+    metricsToken: e.METRICS_TOKEN,
   };
 }

@@ -21,7 +21,7 @@ export const ADMIN_TOKEN = 'dg_test_admin_token_0123456789abcdef';
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 
-export async function startTestApp(opts: { worker?: boolean; config?: Partial<Config> } = {}) {
+export async function startTestApp(opts: { worker?: boolean; config?: Partial<Config>; /** Default: silent. */ log?: pino.Logger } = {}) {
   const adminUrl = inject('pgAdminUrl');
   const dbName = `t_${crypto.randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -37,7 +37,7 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
     ...opts.config,
   };
   const clock = new ShiftedClock();
-  const app: App = await createApp({ config, databaseUrl, clock, log: pino({ level: 'silent' }), worker: opts.worker ?? false, poolSize: 5 });
+  const app: App = await createApp({ config, databaseUrl, clock, log: opts.log ?? pino({ level: 'silent' }), worker: opts.worker ?? false, poolSize: 5 });
   const port = await app.listen(0, '127.0.0.1');
   const baseUrl = `http://127.0.0.1:${port}`;
   const org = app.bootstrap!.org;

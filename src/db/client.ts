@@ -54,22 +54,22 @@ export function createPrisma(
   let disconnecting = false;
   const connectionFailed = (message: string) => (err: unknown) =>
     disconnecting ? opts.log?.debug({ err }, message) : opts.log?.warn({ err }, message);
-  const adapter = new PrismaPg(
-    {
-      connectionString: databaseUrl,
-      max: opts.poolSize ?? 10,
-      keepAlive: true,
-      Client: ClosingOnTimeoutClient,
-      ...(t?.statementTimeoutMs ? { statement_timeout: t.statementTimeoutMs, query_timeout: t.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS } : {}),
-      ...(t?.connectTimeoutMs ? { connectionTimeoutMillis: t.connectTimeoutMs } : {}),
-    },
-    {
-      // Without these a connection dropped by the server (restart, outage) is an unhandled
-      // 'error' event; the failure itself reaches the query that used the connection.
-      onPoolError: connectionFailed('idle database connection failed'),
-      onConnectionError: connectionFailed('database connection failed'),
-    },
-  );
+  // Our own pool (the adapter ends it on disconnect), so metrics can read its usage.
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: opts.poolSize ?? 10,
+    keepAlive: true,
+    Client: ClosingOnTimeoutClient,
+    ...(t?.statementTimeoutMs ? { statement_timeout: t.statementTimeoutMs, query_timeout: t.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS } : {}),
+    ...(t?.connectTimeoutMs ? { connectionTimeoutMillis: t.connectTimeoutMs } : {}),
+  });
+  const adapter = new PrismaPg(pool, {
+    // Without these a connection dropped by the server (restart, outage) is an unhandled
+    // 'error' event; the failure itself reaches the query that used the connection.
+    onPoolError: connectionFailed('idle database connection failed'),
+    onConnectionError: connectionFailed('database connection failed'),
+    disposeExternalPool: true,
+  });
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
   const listeners = opts.listeners ?? new Set<QueryListener>();
   prisma.$on('query', (e) => {
@@ -77,6 +77,8 @@ export function createPrisma(
   });
   return {
     prisma,
+    /** The connection pool under the Prisma adapter (read by the metrics: do not query it for the API). */
+    pool,
     listeners,
     /** Close the pool; failures of connections closing meanwhile are logged at debug. */
     async disconnect() {

@@ -5,6 +5,7 @@
 // here). After `graceMs`, connections still busy are cut.
 import type http from 'node:http';
 import type { Logger } from 'pino';
+import { REQUEST_ID_HEADER, requestIdFrom } from './observability.ts';
 
 const SHUTTING_DOWN = JSON.stringify({ error: { code: 503, message: 'The server is shutting down; retry shortly (or on another instance)' } });
 
@@ -14,6 +15,7 @@ export async function drainHttpServer(server: http.Server, opts: { graceMs: numb
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     res.shouldKeepAlive = false;
     const body = req.url === '/readyz' ? JSON.stringify({ status: 'shutting down' }) : SHUTTING_DOWN;
+    res.setHeader(REQUEST_ID_HEADER, requestIdFrom(req.headers['x-request-id']));
     res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close', 'content-length': String(Buffer.byteLength(body)) });
     res.end(body);
   });

@@ -18,6 +18,8 @@ export type RequestInfo = {
   operationName?: string;
   /** SQL statements issued for this request (counted from the Prisma query events). */
   statements: number;
+  /** An unexpected error was logged for this request (even inside a 200 GraphQL answer). */
+  unexpected?: boolean;
 };
 
 const storage = new AsyncLocalStorage<RequestInfo>();
@@ -30,4 +32,10 @@ export function runWithRequest<T>(info: RequestInfo, fn: () => T): T {
 /** The request being handled, or undefined outside one (jobs, start-up). */
 export function currentRequest(): RequestInfo | undefined {
   return storage.getStore();
+}
+
+/** The message of an unexpected error (500), naming the request id the logs carry. */
+export function unexpectedErrorMessage(): string {
+  const id = storage.getStore()?.id;
+  return id ? `Unexpected error (request id ${id})` : 'Unexpected error';
 }

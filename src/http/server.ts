@@ -25,11 +25,13 @@ import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } 
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { REQUEST_ID_HEADER, noteUnexpectedError, noteViewer, type Observability } from './observability.ts';
+import { currentRequest, unexpectedErrorMessage } from './request-context.ts';
 
-export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache };
+export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache; obs: Observability };
 
 export function createHttpServer(deps: AppDeps) {
-  const { prisma, log } = deps;
+  const { prisma, log, obs } = deps;
   const limits = deps.config.limits;
   const bodyLimits = { maxBodyBytes: limits.maxBodyBytes, budget: new BodyBudget(limits.bodyBudgetBytes) };
   const publishedCache = createPublishedCache({ maxBytes: deps.config.structureCacheBytes });
@@ -37,7 +39,7 @@ export function createHttpServer(deps: AppDeps) {
   async function viewerFor(req: http.IncomingMessage): Promise<Viewer | null> {
     const token = bearerToken(req.headers.authorization);
     if (!token) return null;
-    return deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token);
+    return noteViewer(await (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token)));
   }
 
   const makeContext = (viewer: Viewer | null): Context =>
@@ -74,12 +76,15 @@ export function createHttpServer(deps: AppDeps) {
       useErrorStatus(),
       publishedCache.plugin,
       useResponseCompression(),
+      ...obs.yogaPlugins(),
     ],
     logging: {
       debug: (...a) => log.debug(a.map(String).join(' ')),
       info: (...a) => log.info(a.map(String).join(' ')),
       warn: (...a) => log.warn(a.map(String).join(' ')),
-      error: (...a) => log.error(a.map(String).join(' ')),
+      // Yoga reports here every error `maskError` replaced (a NOT_FOUND too): maskError has
+      // already logged each at its level (unexpected ones at error), so these are debug.
+      error: (...a) => (a[0] instanceof Error ? log.debug({ err: a[0] }, 'GraphQL error masked') : log.error(a.map(String).join(' '))),
     },
   });
 
@@ -91,6 +96,7 @@ export function createHttpServer(deps: AppDeps) {
     if (target.pathname === OPENAPI_PATH) return serveOpenApiDocument(req, res, openApiDocument);
     const method = req.method ?? 'GET';
     const match = deps.rest.match(method, target.pathname);
+    if (match.route) currentRequest()!.route = match.route.path;
     if (!match.route) {
       if (match.allowed) {
         res.setHeader('Allow', match.allowed.join(', '));
@@ -150,12 +156,14 @@ export function createHttpServer(deps: AppDeps) {
     }
   }
 
-  const server = http.createServer(async (req, res) => {
+  // obs.handle: the request id (header, log lines), the access log line and the metrics.
+  const server = http.createServer((req, res) => obs.handle(req, res, async () => {
     try {
       // Routing reads the raw path: a segment is one id, whatever it contains (limits.ts).
       const target = parseRequestTarget(req.url);
       const top = target.segments[0];
       if (target.pathname === '/healthz') return await sendJson(res, 200, { status: 'ok' });
+      if (target.pathname === '/metrics') return await obs.serveMetrics(req, res);
       if (target.pathname === '/readyz') {
         if (await databaseReady(prisma)) return sendJson(res, 200, { status: 'ready' });
         res.setHeader('Retry-After', RETRY_AFTER_HEADER['Retry-After']);
@@ -198,9 +206,9 @@ export function createHttpServer(deps: AppDeps) {
       else if (unavailable) {
         res.setHeader('Retry-After', RETRY_AFTER_HEADER['Retry-After']);
         await sendJson(res, 503, errorBody(503, serviceUnavailable().message)).catch(() => res.end());
-      } else await sendJson(res, 500, errorBody(500, 'Unexpected error')).catch(() => res.end());
+      } else await sendJson(res, 500, errorBody(500, unexpectedErrorMessage())).catch(() => res.end());
     }
-  });
+  }));
   server.keepAliveTimeout = 65_000;
   // Requests node's parser refuses before any handler runs (headers or URL above the size limit,
   // malformed request lines) still answer with the contract's error body, not a bare status line.
@@ -210,7 +218,8 @@ export function createHttpServer(deps: AppDeps) {
     const message = status === 431 ? 'Request headers or URL too large' : status === 408 ? 'Request timeout' : 'Malformed HTTP request';
     const body = JSON.stringify(errorBody(status, message));
     const reason = http.STATUS_CODES[status] ?? 'Bad Request';
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const id = obs.clientError(status);
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${id}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   return Object.assign(server, { publishedCache });
 }
@@ -358,5 +367,7 @@ function maskError(error: unknown, message: string, log: Logger): Error {
   if (original instanceof GraphQLError) return original;
   if (gqlError && !gqlError.originalError) return gqlError;
   log.error({ err: original }, 'unexpected error in GraphQL resolver');
-  return new GraphQLError(message, { nodes: gqlError?.nodes, path: gqlError?.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  noteUnexpectedError();
+  const requestId = currentRequest()?.id;
+  return new GraphQLError(message, { nodes: gqlError?.nodes, path: gqlError?.path, extensions: { code: 'INTERNAL_SERVER_ERROR', ...(requestId ? { requestId } : {}) } });
 }

@@ -9,6 +9,7 @@ import { ID_PREFIXES, type IdType } from '../lib/ids.ts';
 import type { Context } from '../graphql/context.ts';
 import { fixedDocuments } from '../graphql/builder.ts';
 import { assertCleanStrings } from '../http/input-hygiene.ts';
+import { unexpectedErrorMessage } from '../http/request-context.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -316,5 +317,5 @@ function errorResponse(err: unknown, ctx: Context, fieldNames?: Record<string, s
     return { status: 400, body: errorBody(400, err.message) };
   }
   ctx.log.error({ err: original }, 'unexpected error in REST route');
-  return { status: 500, body: errorBody(500, 'Unexpected error') };
+  return { status: 500, body: errorBody(500, unexpectedErrorMessage()) };
 }

@@ -1,0 +1,318 @@
+// Operations (issue 15): request ids, one access log line per request, Prometheus metrics.
+//
+// - Every request runs with a RequestInfo (request-context.ts): the caller's well-formed
+//   `X-Request-Id` or a generated one, echoed on the response and added to every log line written
+//   while the request runs (`withRequestIds`), and to the body of unexpected errors.
+// - When the response is finished (or the client goes away) one line is logged: method, route
+//   pattern, status, duration, SQL statements, user, GraphQL operation. Level: info, warn for
+//   429/413/503, error only for unexpected failures (other 5xx, or a masked GraphQL error).
+// - `/metrics` (Prometheus text) from a registry of this app instance (tests run several apps in
+//   one process): HTTP requests and latency by route/method/status, statements per request, the
+//   database pool, the job queue (read on scrape), process metrics and the GraphQL phases.
+// docs/decisions.md, "Operations: request ids, access logs, metrics".
+import crypto from 'node:crypto';
+import type http from 'node:http';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
+import type { Config } from '../config.ts';
+import type { Viewer } from '../auth/access.ts';
+import { errorBody } from '../lib/errors.ts';
+import { sendJson } from './compression.ts';
+import { currentRequest, runWithRequest, type RequestInfo } from './request-context.ts';
+
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+/** What a caller-supplied request id may look like; anything else is replaced by a generated one. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** The job queue is read on scrape: a slow or absent database must not hang the scrape. */
+const QUEUE_SCRAPE_TIMEOUT_MS = 1000;
+/** Operation names are the client's: logged, cut to this length. */
+const MAX_OPERATION_NAME = 100;
+
+export function requestIdFrom(header: string | string[] | undefined): string {
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : crypto.randomUUID();
+}
+
+/** A child of `log` whose lines carry `requestId` when written while a request runs. */
+export function withRequestIds(log: Logger): Logger {
+  return log.child(
+    {},
+    {
+      formatters: {
+        log: (obj: object) => {
+          const id = currentRequest()?.id;
+          return id && !('requestId' in obj) ? { requestId: id, ...obj } : obj;
+        },
+      },
+    },
+  );
+}
+
+/** The route pattern of a request no router named (REST routes set theirs): never the raw path. */
+export function routeOf(rawUrl: string | undefined): string {
+  const path = (rawUrl ?? '/').split('?')[0];
+  if (path === '/' || path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/graphql') return path;
+  const s = path.split('/').slice(1);
+  if (s[0] === 'graphql') return s[1] === 'assets' && s.length === 3 ? '/graphql/assets/:file' : '/graphql/*';
+  if (s[0] === 'files') return s[1] === 'pdf' && s.length === 3 ? '/files/pdf/:changeRequestId' : s.length === 2 ? '/files/:fileId' : '/files/*';
+  if (s[0] === 'sso') return s[1] === 'saml' && s.length === 4 && /^(acs|start|metadata)$/.test(s[3]) ? `/sso/saml/:providerId/${s[3]}` : '/sso/*';
+  if (s[0] === 'v1') return '/v1/*';
+  return '(unmatched)';
+}
+
+function levelFor(status: number, unexpected: boolean): 'info' | 'warn' | 'error' {
+  if (unexpected || (status >= 500 && status !== 503)) return 'error';
+  if (status === 503 || status === 429 || status === 413) return 'warn';
+  return 'info';
+}
+
+/** Record the authenticated caller on the current request (access log, metrics). */
+export function noteViewer<V extends Viewer | null>(viewer: V): V {
+  const info = currentRequest();
+  if (info && viewer) {
+    info.userId = viewer.user.id;
+    info.tokenId = viewer.tokenId;
+  }
+  return viewer;
+}
+
+/** Mark the current request as failed unexpectedly (a masked error inside a 200 GraphQL answer). */
+export function noteUnexpectedError() {
+  const info = currentRequest();
+  if (info) info.unexpected = true;
+}
+
+type Metrics = {
+  registry: Registry;
+  requests: Counter<'method' | 'route' | 'status'>;
+  duration: Histogram<'method' | 'route' | 'status'>;
+  statements: Histogram<'method' | 'route'>;
+};
+
+export class Observability {
+  private readonly metrics?: Metrics;
+  private readonly offQuery: () => void;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly opts: {
+      config: Config;
+      log: Logger;
+      /** Subscribe to every SQL statement (createPrisma's `onQuery`). */
+      onQuery: (listener: (sql: string) => void) => () => void;
+      /** The API's connection pool (the one inside the Prisma adapter). */
+      pool?: pg.Pool;
+    },
+  ) {
+    this.log = opts.log;
+    // Prisma emits its query event inside the caller's async context: the request's own.
+    this.offQuery = opts.onQuery(() => {
+      const info = currentRequest();
+      if (info) info.statements++;
+    });
+    if (opts.config.metrics) this.metrics = this.createMetrics();
+  }
+
+  get registry(): Registry | undefined {
+    return this.metrics?.registry;
+  }
+
+  close() {
+    this.offQuery();
+    this.metrics?.registry.clear();
+  }
+
+  /** Run `next` as one request: its id (header too), its access log line and its metrics. */
+  handle(req: http.IncomingMessage, res: http.ServerResponse, next: () => Promise<unknown>): Promise<unknown> {
+    const info: RequestInfo = { id: requestIdFrom(req.headers['x-request-id']), startedAt: process.hrtime.bigint(), method: req.method ?? 'GET', statements: 0 };
+    res.setHeader(REQUEST_ID_HEADER, info.id);
+    res.once('close', () => this.finish(info, req, res));
+    return runWithRequest(info, next);
+  }
+
+  private finish(info: RequestInfo, req: http.IncomingMessage, res: http.ServerResponse) {
+    const seconds = Number(process.hrtime.bigint() - info.startedAt) / 1e9;
+    const route = info.route ?? routeOf(req.url);
+    const aborted = !res.writableFinished;
+    const status = res.headersSent || !aborted ? res.statusCode : 499;
+    const line = {
+      method: info.method,
+      route,
+      status,
+      durationMs: Math.round(seconds * 10_000) / 10,
+      statements: info.statements,
+      ...(info.userId ? { userId: info.userId } : {}),
+      ...(info.operationName ? { operationName: info.operationName } : {}),
+      ...(aborted ? { aborted: true } : {}),
+    };
+    this.log[levelFor(status, !!info.unexpected)](line, 'request');
+    const m = this.metrics;
+    if (m) {
+      const labels = { method: info.method, route, status: String(status) };
+      m.requests.inc(labels);
+      m.duration.observe(labels, seconds);
+      m.statements.observe({ method: info.method, route }, info.statements);
+    }
+  }
+
+  /** A request node's parser refused (clientError): a generated id, one log line, counted. */
+  clientError(status: number): string {
+    const id = crypto.randomUUID();
+    this.log.info({ requestId: id, method: '(unparsed)', route: '(malformed)', status, durationMs: 0, statements: 0 }, 'request');
+    this.metrics?.requests.inc({ method: '(unparsed)', route: '(malformed)', status: String(status) });
+    return id;
+  }
+
+  /** Yoga plugins: the operation name on the request, the GraphQL phase metrics. */
+  yogaPlugins(): Plugin[] {
+    const operationName: Plugin = {
+      onParams({ params }) {
+        const info = currentRequest();
+        if (info && typeof params.operationName === 'string' && params.operationName) info.operationName = params.operationName.slice(0, MAX_OPERATION_NAME);
+      },
+      onExecute({ args }) {
+        const info = currentRequest();
+        const name = getOperationAST(args.document, args.operationName)?.name?.value;
+        if (info && name) info.operationName = name.slice(0, MAX_OPERATION_NAME);
+      },
+    };
+    if (!this.metrics) return [operationName];
+    return [
+      operationName,
+      usePrometheus({
+        registry: this.metrics.registry,
+        // Served by /metrics below (with its token), not by yoga.
+        endpoint: false,
+        skipIntrospection: true,
+        // Operation names and URLs are chosen by clients: unbounded label values. The access log
+        // has the operation name; the metrics stay by operation type.
+        labels: { operationName: false, url: false, path: false },
+      }),
+    ];
+  }
+
+  /** `GET /metrics`: 404 when metrics are off, 401 without the configured token. */
+  async serveMetrics(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const m = this.metrics;
+    if (!m) return sendJson(res, 404, errorBody(404, 'Not found: /metrics'));
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return sendJson(res, 405, errorBody(405, `Method ${req.method} is not allowed on /metrics`));
+    }
+    const token = this.opts.config.metricsToken;
+    if (token && !sameSecret(req.headers.authorization ?? '', `Bearer ${token}`)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+      return sendJson(res, 401, errorBody(401, 'Metrics require Authorization: Bearer <METRICS_TOKEN>'));
+    }
+    const text = await m.registry.metrics();
+    res.writeHead(200, { 'Content-Type': m.registry.contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+    res.end(req.method === 'HEAD' ? undefined : text);
+  }
+
+  private createMetrics(): Metrics {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    const requests = new Counter({ name: 'docgraph_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry] });
+    const duration = new Histogram({
+      name: 'docgraph_http_request_duration_seconds',
+      help: 'HTTP request duration (arrival to response end), by route pattern, method and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+    const statements = new Histogram({
+      name: 'docgraph_sql_statements_per_request',
+      help: 'SQL statements issued for one HTTP request, by route pattern and method',
+      labelNames: ['method', 'route'] as const,
+      buckets: [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89],
+      registers: [registry],
+    });
+    const pool = this.opts.pool;
+    if (pool) {
+      const max = (pool.options as { max?: number }).max ?? 10;
+      new Gauge({
+        name: 'docgraph_db_pool_connections',
+        help: 'API database pool connections by state (idle, busy) and the pool maximum (max)',
+        labelNames: ['state'] as const,
+        registers: [registry],
+        collect() {
+          this.set({ state: 'idle' }, pool.idleCount);
+          this.set({ state: 'busy' }, pool.totalCount - pool.idleCount);
+          this.set({ state: 'max' }, max);
+        },
+      });
+      new Gauge({
+        name: 'docgraph_db_pool_waiting',
+        help: 'Queries waiting for a free connection of the API database pool',
+        registers: [registry],
+        collect() {
+          this.set(pool.waitingCount);
+        },
+      });
+      this.jobQueueMetrics(registry, pool);
+    }
+    return { registry, requests, duration, statements };
+  }
+
+  /**
+   * graphile-worker's queue, read on scrape (one statement, bounded by a timer): jobs by state
+   * (`queued`: never tried; `retrying`: failed before, will run again; `running`: locked by a
+   * worker; `failed`: out of attempts, kept by the queue) and the age of the oldest runnable job.
+   */
+  private jobQueueMetrics(registry: Registry, pool: pg.Pool) {
+    const log = this.log;
+    // Registered after `jobs`, whose collect (run first: registration order) sets them.
+    const oldest = new Gauge({ name: 'docgraph_job_queue_oldest_runnable_seconds', help: 'Age of the oldest job due and not running (0: none)', registers: [] });
+    const up = new Gauge({ name: 'docgraph_job_queue_scrape_success', help: '1 when the job queue could be read for this scrape, else 0 (the job gauges are then absent)', registers: [] });
+    new Gauge({
+      name: 'docgraph_job_queue_jobs',
+      help: 'Background jobs by state (queued, retrying, running, failed)',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        oldest.reset();
+        try {
+          const { rows } = await withTimeout(
+            pool.query<{ queued: string; retrying: string; running: string; failed: string; oldest: number | null }>(
+              `SELECT count(*) FILTER (WHERE locked_at IS NULL AND attempts = 0 AND attempts < max_attempts) AS queued,
+                      count(*) FILTER (WHERE locked_at IS NULL AND attempts > 0 AND attempts < max_attempts) AS retrying,
+                      count(*) FILTER (WHERE locked_at IS NOT NULL AND attempts < max_attempts) AS running,
+                      count(*) FILTER (WHERE attempts >= max_attempts) AS failed,
+                      extract(epoch FROM now() - min(run_at) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at <= now()))::float8 AS oldest
+                 FROM graphile_worker._private_jobs`,
+            ),
+            QUEUE_SCRAPE_TIMEOUT_MS,
+          );
+          for (const state of ['queued', 'retrying', 'running', 'failed'] as const) this.set({ state }, Number(rows[0][state]));
+          oldest.set(rows[0].oldest ?? 0);
+          up.set(1);
+        } catch (err) {
+          log.warn({ err }, 'metrics: could not read the job queue');
+          up.set(0);
+        }
+      },
+    });
+    registry.registerMetric(oldest);
+    registry.registerMetric(up);
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  promise.catch(() => {});
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Compare two secrets in constant time (digests of equal length). */
+function sameSecret(given: string, expected: string): boolean {
+  const a = crypto.createHash('sha256').update(given).digest();
+  const b = crypto.createHash('sha256').update(expected).digest();
+  return crypto.timingSafeEqual(a, b);
+}
