@@ -48,9 +48,20 @@ const EnvSchema = z.object({
   METRICS: z.enum(['on', 'off']).default('on'),
   /** When set, /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16).optional(),
+  /** Cross-origin access (src/http/cors.ts): unset = none, `*` = any origin without credentials, or a comma-separated list of origins. */
+  CORS_ORIGINS: z.string().optional(),
+  /** Let the listed origins send credentials (cookies, HTTP auth); never with `*`. */
+  CORS_CREDENTIALS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** Trusted documents (src/http/trusted-documents.ts): `off`, `allow` (hashes and text), `only` (hashes only). */
+  TRUSTED_DOCUMENTS: z.enum(['off', 'allow', 'only']).default('allow'),
+  /** A JSON file mapping document id (e.g. its sha256) → GraphQL document text, added to the REST shim's documents. */
+  TRUSTED_DOCUMENTS_FILE: z.string().optional(),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
+}).refine((e) => !(e.CORS_CREDENTIALS && e.CORS_ORIGINS?.trim() === '*'), {
+  path: ['CORS_CREDENTIALS'],
+  message: 'cannot be true when CORS_ORIGINS is * (list the origins allowed to send credentials)',
 });
 
 export type Config = {
@@ -90,6 +101,10 @@ export type Config = {
   metrics: boolean;
   /** Bearer token /metrics requires, when set. */
   metricsToken?: string;
+  /** Cross-origin access (src/http/cors.ts): `[]` = none, `'*'` = any origin, else exact origins. */
+  cors: { origins: '*' | string[]; credentials: boolean };
+  /** Persisted operations (src/http/trusted-documents.ts). */
+  trustedDocuments: { mode: 'off' | 'allow' | 'only'; file?: string };
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -134,5 +149,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobHeartbeatSeconds: e.JOB_HEARTBEAT_SECONDS,
     metrics: e.METRICS === 'on',
     metricsToken: e.METRICS_TOKEN,
+    cors: { origins: parseCorsOrigins(e.CORS_ORIGINS), credentials: e.CORS_CREDENTIALS },
+    trustedDocuments: { mode: e.TRUSTED_DOCUMENTS, file: e.TRUSTED_DOCUMENTS_FILE || undefined },
   };
+}
+
+/** `CORS_ORIGINS`: `*`, or origins (`https://app.example.com`, no path) separated by commas. */
+function parseCorsOrigins(value: string | undefined): '*' | string[] {
+  const text = value?.trim() ?? '';
+  if (text === '*') return '*';
+  const origins: string[] = [];
+  for (const item of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    let url: URL | undefined;
+    try {
+      url = new URL(item);
+    } catch {
+      url = undefined;
+    }
+    // The origin a browser sends: scheme, host and port only (a default port is dropped).
+    const origin = url && /^https?:$/.test(url.protocol) && url.pathname === '/' && !url.search && !url.hash && !url.username ? url.origin : undefined;
+    if (!origin) throw new Error(`Invalid configuration: CORS_ORIGINS: ${JSON.stringify(item)} is not an origin (http(s)://host[:port], no path)`);
+    origins.push(origin);
+  }
+  return origins;
 }

@@ -38,10 +38,16 @@ export function compress(body: Buffer, encoding: Encoding): Promise<Buffer> {
 }
 
 /** Write a JSON response, compressed when it is large and the client accepts an encoding. */
-export async function sendJson(res: http.ServerResponse, status: number, body: unknown): Promise<void> {
-  const raw = Buffer.from(JSON.stringify(body), 'utf8');
+export function sendJson(res: http.ServerResponse, status: number, body: unknown): Promise<void> {
+  return sendJsonBytes(res, status, Buffer.from(JSON.stringify(body), 'utf8'));
+}
+
+/** `sendJson` for a body already serialized. */
+export async function sendJsonBytes(res: http.ServerResponse, status: number, raw: Buffer): Promise<void> {
   const encoding = raw.length >= COMPRESS_MIN_BYTES ? pickEncoding(res.req?.headers['accept-encoding']) : null;
-  const headers: http.OutgoingHttpHeaders = { 'Content-Type': 'application/json; charset=utf-8', Vary: 'Accept-Encoding' };
+  // Vary merges with what other modules set (cors.ts: Origin; conditional.ts: Authorization).
+  appendVary(res, 'Accept-Encoding');
+  const headers: http.OutgoingHttpHeaders = { 'Content-Type': 'application/json; charset=utf-8' };
   let out: Buffer = raw;
   if (encoding) {
     out = await compress(raw, encoding);
@@ -50,6 +56,22 @@ export async function sendJson(res: http.ServerResponse, status: number, body: u
   headers['Content-Length'] = out.length;
   res.writeHead(status, headers);
   res.end(out);
+}
+
+/** Add values to the response's `Vary` header, keeping those already set (case-insensitively). */
+export function appendVary(res: http.ServerResponse, ...values: string[]) {
+  res.setHeader('Vary', mergeVary(res.getHeader('Vary'), values));
+}
+
+/** A `Vary` value with `values` added to `current` (each once, case-insensitively). */
+export function mergeVary(current: string | number | readonly string[] | undefined | null, values: string[]): string {
+  const text = Array.isArray(current) ? current.join(',') : current === undefined || current === null ? '' : String(current);
+  const list = text
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+  for (const v of values.map((x) => x.trim()).filter(Boolean)) if (!list.some((x) => x.toLowerCase() === v.toLowerCase())) list.push(v);
+  return list.join(', ');
 }
 
 /** Yoga plugin: compress GraphQL responses of known length over the threshold. */
@@ -64,7 +86,7 @@ export function useResponseCompression(): Plugin {
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('content-encoding', encoding);
       headers.set('content-length', String(out.length));
-      headers.append('vary', 'Accept-Encoding');
+      headers.set('vary', mergeVary(headers.get('vary'), ['Accept-Encoding']));
       setResponse(new fetchAPI.Response(new Uint8Array(out), { status: response.status, statusText: response.statusText, headers }));
     },
   };

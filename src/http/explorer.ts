@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { parse, Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { GraphiQLOptions } from 'graphql-yoga';
+import { appendVary } from './compression.ts';
 
 export const EXPLORER_ASSETS_PATH = '/graphql/assets/';
 
@@ -104,7 +105,7 @@ export async function serveExplorerAsset(req: http.IncomingMessage, res: http.Se
   }
   const etag = `"${asset.version}"`;
   res.setHeader('ETag', etag);
-  res.setHeader('Vary', 'Accept-Encoding');
+  appendVary(res, 'Accept-Encoding');
   // The page links each asset with `?v=<content hash>`: that URL never changes meaning.
   res.setHeader('Cache-Control', searchParams.get('v') === asset.version ? 'public, max-age=31536000, immutable' : 'no-cache');
   res.setHeader('X-Content-Type-Options', 'nosniff');

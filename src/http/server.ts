@@ -18,8 +18,11 @@ import { OPENAPI_PATH, buildOpenApiDocument, serveOpenApiDocument } from '../res
 import { handleDownload } from './downloads.ts';
 import { handleSsoRequest } from './sso.ts';
 import { explorerOptions, isIntrospectionOnly, renderExplorer, serveExplorerAsset } from './explorer.ts';
-import { sendJson, useResponseCompression } from './compression.ts';
 import { createPublishedCache } from './published-cache.ts';
+import { mergeVary, sendJson, useResponseCompression } from './compression.ts';
+import { createCors } from './cors.ts';
+import { sendJsonWithEtag, useConditionalGet } from './conditional.ts';
+import { TRUSTED_DOCUMENTS_PATH, TRUSTED_DOCUMENT_ERROR_CODES, loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.ts';
 import { BodyBudget, RequestRejected, assertJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
 import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
@@ -35,6 +38,9 @@ export function createHttpServer(deps: AppDeps) {
   const limits = deps.config.limits;
   const bodyLimits = { maxBodyBytes: limits.maxBodyBytes, budget: new BodyBudget(limits.bodyBudgetBytes) };
   const publishedCache = createPublishedCache({ maxBytes: deps.config.structureCacheBytes });
+  // HTTP conventions: one CORS policy for every route (cors.ts), trusted documents (trusted-documents.ts).
+  const cors = createCors(deps.config.cors);
+  const trusted = loadTrustedDocuments(deps.schema, deps.rest.routes.map((r) => r.document), deps.config.trustedDocuments);
 
   async function viewerFor(req: http.IncomingMessage): Promise<Viewer | null> {
     const token = bearerToken(req.headers.authorization);
@@ -49,6 +55,8 @@ export function createHttpServer(deps: AppDeps) {
     schema: deps.schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // CORS is cors.ts's, for every route alike.
+    cors: false,
     // GraphiQL from our own dependencies, with examples (src/http/explorer.ts).
     graphiql: explorerOptions(),
     renderGraphiQL: renderExplorer,
@@ -67,6 +75,7 @@ export function createHttpServer(deps: AppDeps) {
       maskError: (error, message) => maskError(error, message, log),
     },
     plugins: [
+      ...useTrustedDocuments(trusted, deps.config.trustedDocuments.mode, limits.graphqlMaxTokens),
       // Bounds on the document itself, checked while parsing and validating, before execution
       // (depth, breadth and cost are the complexity plugin's, in graphql/builder.ts).
       maxTokensPlugin({ n: limits.graphqlMaxTokens }),
@@ -75,6 +84,8 @@ export function createHttpServer(deps: AppDeps) {
       useCleanStrings(),
       useErrorStatus(),
       publishedCache.plugin,
+      // ETag / 304 on the uncompressed answer, so before compression.
+      useConditionalGet(),
       useResponseCompression(),
       ...obs.yogaPlugins(),
     ],
@@ -117,6 +128,7 @@ export function createHttpServer(deps: AppDeps) {
         res.statusCode = out.status;
         return res.end();
       }
+      if (out.status === 200 && (method === 'GET' || method === 'HEAD')) return await sendJsonWithEtag(req, res, out.body);
       return await sendJson(res, out.status, out.body);
     } finally {
       release();
@@ -125,6 +137,11 @@ export function createHttpServer(deps: AppDeps) {
 
   /** GraphQL: the body is read here, under the same caps as REST, and handed to yoga parsed-free. */
   async function handleGraphql(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget) {
+    const fetchRequest = (method: string, body?: Buffer) => {
+      const headers = new yoga.fetchAPI.Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+      return new yoga.fetchAPI.Request(`http://localhost${req.url}`, { method, headers, body: body as unknown as BodyInit | undefined });
+    };
     if (req.method === 'GET' || req.method === 'HEAD') {
       // Yoga JSON-parses these itself and treats a syntax error as an internal one.
       for (const param of ['variables', 'extensions']) {
@@ -140,16 +157,12 @@ export function createHttpServer(deps: AppDeps) {
         if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) return sendGraphqlRequestError(res, `${param}: must be a JSON object`);
       }
       // HEAD is a GET without the body (node drops the body of a HEAD response by itself).
-      if (req.method === 'HEAD') req.method = 'GET';
-      return yoga(req, res, { req });
+      return await writeFetchResponse(res, await yoga.handleRequest(fetchRequest('GET'), { req }));
     }
     const { body, release } = await readBody(req, bodyLimits);
     try {
       assertJsonDepth(body, limits.maxJsonDepth);
-      const headers = new yoga.fetchAPI.Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-      const request = new yoga.fetchAPI.Request(`http://localhost${req.url}`, { method: req.method, headers, body: body as unknown as BodyInit });
-      const response = await yoga.handleRequest(request, { req });
+      const response = await yoga.handleRequest(fetchRequest(req.method ?? 'POST', body), { req });
       return await writeFetchResponse(res, response);
     } finally {
       release();
@@ -159,6 +172,8 @@ export function createHttpServer(deps: AppDeps) {
   // obs.handle: the request id (header, log lines), the access log line and the metrics.
   const server = http.createServer((req, res) => obs.handle(req, res, async () => {
     try {
+      // CORS headers on every answer; a preflight is answered here (cors.ts).
+      if (cors.handle(req, res)) return;
       // Routing reads the raw path: a segment is one id, whatever it contains (limits.ts).
       const target = parseRequestTarget(req.url);
       const top = target.segments[0];
@@ -171,6 +186,7 @@ export function createHttpServer(deps: AppDeps) {
       }
       if (top === 'graphql') {
         if (target.segments[1] === 'assets' && target.segments.length === 3) return await serveExplorerAsset(req, res, target.segments[2], target.searchParams);
+        if (target.pathname === TRUSTED_DOCUMENTS_PATH && deps.config.trustedDocuments.mode !== 'off' && (req.method === 'GET' || req.method === 'HEAD')) return await sendJsonWithEtag(req, res, trusted.manifest());
         return await handleGraphql(req, res, target);
       }
       if (top === 'v1') return await handleRest(req, res, target);
@@ -264,7 +280,8 @@ function useCleanStrings(): Plugin {
  *   execution (the token lookup) already carry that status from `maskError`.
  */
 function useErrorStatus(): Plugin {
-  const isOurs = (code: unknown) => typeof code === 'string' && (code === 'INTERNAL_SERVER_ERROR' || (ERROR_CODES as readonly string[]).includes(code));
+  const kept: readonly string[] = [...ERROR_CODES, ...TRUSTED_DOCUMENT_ERROR_CODES, 'INTERNAL_SERVER_ERROR'];
+  const isOurs = (code: unknown) => typeof code === 'string' && kept.includes(code);
   return {
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
@@ -301,7 +318,9 @@ function sendGraphqlRequestError(res: http.ServerResponse, message: string) {
 async function writeFetchResponse(res: http.ServerResponse, response: Response) {
   res.statusCode = response.status;
   response.headers.forEach((value, key) => {
-    if (key !== 'set-cookie') res.setHeader(key, value);
+    // Vary merges with what cors.ts set on the node response.
+    if (key === 'vary') res.setHeader('Vary', mergeVary(res.getHeader('Vary'), value.split(',')));
+    else if (key !== 'set-cookie') res.setHeader(key, value);
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) res.setHeader('set-cookie', cookies);

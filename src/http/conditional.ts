@@ -1,0 +1,85 @@
+// Conditional GET: an `ETag` on successful GET/HEAD answers with a JSON body (REST and GraphQL), and
+// `If-None-Match` → 304 without a body when the client already holds that representation.
+//
+// - The validator is weak, `W/"<base64url of sha256(uncompressed JSON), 128 bits>"`. Compression
+//   (compression.ts) changes the bytes on the wire but not what they mean: a weak validator says
+//   exactly that, so one tag serves identity, gzip and br alike, and `If-None-Match` uses weak
+//   comparison anyway (RFC 9110 §13.1.2). A strong tag would have to differ per Content-Encoding.
+// - The answer depends on the caller's token, so it is `Cache-Control: private, no-cache` (a
+//   browser may keep it, must revalidate before each use; no shared cache stores it) and
+//   `Vary: Authorization` (plus `Accept-Encoding` from compression, `Origin` from cors.ts).
+// - Nothing else gets a tag: other methods, statuses other than 200, GraphQL results with errors.
+//   The server still runs the request to compute the tag: a 304 saves the transfer (and the
+//   client's parse), not the database work.
+import crypto from 'node:crypto';
+import type http from 'node:http';
+import type { Plugin } from 'graphql-yoga';
+import { appendVary, mergeVary, sendJsonBytes } from './compression.ts';
+
+export const PRIVATE_CACHE_CONTROL = 'private, no-cache';
+
+/** The weak entity tag of a body. */
+export function etagOf(body: Uint8Array): string {
+  return `W/"${crypto.createHash('sha256').update(body).digest().subarray(0, 16).toString('base64url')}"`;
+}
+
+/**
+ * Whether an `If-None-Match` header matches `etag` (weak comparison: `W/` is ignored on both
+ * sides). `*` matches any current representation.
+ */
+export function ifNoneMatchMatches(header: string | null | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const opaque = etag.replace(/^W\//, '');
+  for (const m of header.matchAll(/(?:W\/)?("[^"]*")/g)) if (m[1] === opaque) return true;
+  return false;
+}
+
+/**
+ * REST: a GET/HEAD 200 with a JSON body, with its validator; a 304 when `If-None-Match` matches.
+ */
+export async function sendJsonWithEtag(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): Promise<void> {
+  const raw = Buffer.from(JSON.stringify(body), 'utf8');
+  const etag = etagOf(raw);
+  res.setHeader('ETag', etag);
+  res.setHeader('Cache-Control', PRIVATE_CACHE_CONTROL);
+  appendVary(res, 'Authorization', 'Accept-Encoding');
+  if (ifNoneMatchMatches(req.headers['if-none-match'], etag)) {
+    res.statusCode = 304;
+    return void res.end();
+  }
+  return sendJsonBytes(res, 200, raw);
+}
+
+/**
+ * Yoga plugin for GraphQL GET/HEAD: tag a 200 result without errors, answer 304 when the client
+ * holds it. Place it before `useResponseCompression` so it sees the uncompressed bytes (and a
+ * 304, having no body, is left alone by compression).
+ */
+export function useConditionalGet(): Plugin {
+  const failed = new WeakSet<Request>();
+  return {
+    onResultProcess({ request, result }) {
+      if (Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return void failed.add(request);
+      if (result.errors?.length) failed.add(request);
+    },
+    async onResponse({ request, response, setResponse, fetchAPI }) {
+      if (request.method !== 'GET' || response.status !== 200 || failed.has(request) || !response.body) return;
+      const type = response.headers.get('content-type') ?? '';
+      // Only a complete JSON answer of known length (not GraphiQL's HTML, not a stream).
+      if (!/^application\/(graphql-response\+)?json\b/.test(type) || response.headers.has('content-encoding') || !response.headers.has('content-length')) return;
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      const etag = etagOf(bytes);
+      const headers = new fetchAPI.Headers(response.headers);
+      headers.set('etag', etag);
+      headers.set('cache-control', PRIVATE_CACHE_CONTROL);
+      headers.set('vary', mergeVary(headers.get('vary'), ['Authorization', 'Accept-Encoding']));
+      if (ifNoneMatchMatches(request.headers.get('if-none-match'), etag)) {
+        headers.delete('content-length');
+        headers.delete('content-type');
+        return setResponse(new fetchAPI.Response(null, { status: 304, headers }));
+      }
+      setResponse(new fetchAPI.Response(bytes, { status: 200, statusText: response.statusText, headers }));
+    },
+  };
+}
