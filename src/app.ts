@@ -16,6 +16,7 @@ import { LocalDiskStorage, type FileStorage } from './lib/storage.ts';
 import { Jobs } from './jobs.ts';
 import { tasks } from './tasks.ts';
 import { TokenCache } from './auth/token-cache.ts';
+import { RateLimits } from './http/rate-limit.ts';
 import type { Services } from './services.ts';
 import { bootstrapIfEmpty } from './domain/users.ts';
 
@@ -51,7 +52,9 @@ export async function createApp(opts: {
   const tokens = config.tokenCache ? new TokenCache(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
   await tokens?.start();
   services.tokens = tokens;
-  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens });
+  // Counters in the database, shared by every process, with their own small pool (rate-limit.ts).
+  const rateLimits = config.rateLimit.enabled ? new RateLimits(config.rateLimit, databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
+  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, rateLimits });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
 
@@ -108,6 +111,7 @@ export async function createApp(opts: {
       await drainHttpServer(server, { graceMs: opts.graceMs ?? SHUTDOWN_GRACE_MS, log });
       await jobs.stop();
       await tokens?.stop();
+      await rateLimits?.close();
       await jobsDb?.disconnect();
       await disconnect();
     },

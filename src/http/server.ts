@@ -20,22 +20,30 @@ import { explorerOptions, isIntrospectionOnly, renderExplorer, serveExplorerAsse
 import { sendJson, useResponseCompression } from './compression.ts';
 import { BodyBudget, RequestRejected, assertJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
 import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
+import type { RateLimits } from './rate-limit.ts';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 
-export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache };
+export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache; rateLimits?: RateLimits };
 
 export function createHttpServer(deps: AppDeps) {
   const { prisma, log } = deps;
   const limits = deps.config.limits;
   const bodyLimits = { maxBodyBytes: limits.maxBodyBytes, budget: new BodyBudget(limits.bodyBudgetBytes) };
 
-  async function viewerFor(req: http.IncomingMessage): Promise<Viewer | null> {
-    const token = bearerToken(req.headers.authorization);
-    if (!token) return null;
-    return deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token);
+  // Once per request: the rate limiter and the handlers ask for the same viewer.
+  const viewers = new WeakMap<http.IncomingMessage, Promise<Viewer | null>>();
+  function viewerFor(req: http.IncomingMessage): Promise<Viewer | null> {
+    let viewer = viewers.get(req);
+    if (!viewer) {
+      const token = bearerToken(req.headers.authorization);
+      viewer = !token ? Promise.resolve(null) : deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token);
+      viewers.set(req, viewer);
+    }
+    return viewer;
   }
+  const { rateLimits } = deps;
 
   const makeContext = (viewer: Viewer | null): Context =>
     createContext({ prisma, config: deps.config, clock: deps.clock, log, viewer, services: deps.services });
@@ -69,6 +77,7 @@ export function createHttpServer(deps: AppDeps) {
       maxDirectivesPlugin({ n: limits.graphqlMaxDirectives }),
       useCleanStrings(),
       useErrorStatus(),
+      ...(rateLimits ? [rateLimits.plugin()] : []),
       useResponseCompression(),
     ],
     logging: {
@@ -120,9 +129,13 @@ export function createHttpServer(deps: AppDeps) {
         try {
           parsed = JSON.parse(value);
         } catch {
+          await rateLimits?.settle(req);
           return sendGraphqlRequestError(res, `${param}: not valid JSON`);
         }
-        if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) return sendGraphqlRequestError(res, `${param}: must be a JSON object`);
+        if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) {
+          await rateLimits?.settle(req);
+          return sendGraphqlRequestError(res, `${param}: must be a JSON object`);
+        }
       }
       // HEAD is a GET without the body (node drops the body of a HEAD response by itself).
       if (req.method === 'HEAD') req.method = 'GET';
@@ -154,9 +167,13 @@ export function createHttpServer(deps: AppDeps) {
       }
       if (top === 'graphql') {
         if (target.segments[1] === 'assets' && target.segments.length === 3) return await serveExplorerAsset(req, res, target.segments[2], target.searchParams);
+        rateLimits?.track(req, res, () => viewerFor(req));
         return await handleGraphql(req, res, target);
       }
-      if (top === 'v1') return await handleRest(req, res, target);
+      if (top === 'v1') {
+        if (rateLimits && !(await rateLimits.admitRest(req, res, () => viewerFor(req)))) return;
+        return await handleRest(req, res, target);
+      }
       if (top === 'files') {
         const viewer = await viewerFor(req);
         return await handleDownload(req, res, target, makeContext(viewer));
@@ -175,6 +192,7 @@ export function createHttpServer(deps: AppDeps) {
       return sendJson(res, 404, errorBody(404, `Not found: ${target.pathname}`));
     } catch (err) {
       if (err instanceof RequestRejected) {
+        await rateLimits?.settle(req); // a GraphQL request refused before yoga still counts
         // A refused body may not have been read to its end: do not reuse the connection.
         if (err.status === 413 || err.status === 503) res.setHeader('Connection', 'close');
         for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
