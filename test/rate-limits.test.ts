@@ -226,6 +226,14 @@ describe('over the limit', () => {
     expectRest429(await send(s2Url, '/v1/user', { token: u.token }));
   });
 
+  it('concurrent requests (batched per key on each process) are counted exactly: the limit lets through that many', async () => {
+    const u = await s.createUser('read');
+    const all = await Promise.all(Array.from({ length: 16 }, (_, i) => send(i % 2 ? s2Url : s.baseUrl, '/v1/user', { token: u.token })));
+    const allowed = all.filter((r) => r.status === 200);
+    expect(allowed.map((r) => limitOf(r).remaining).sort()).toEqual([0, 1, 2, 3, 4]);
+    for (const r of all.filter((r) => r.status !== 200)) expectRest429(r);
+  });
+
   it('tokens are counted apart: one token over its limit does not affect another of the same user', async () => {
     const u = await s.createUser('read');
     for (let i = 0; i < SMALL.points; i++) await send(s.baseUrl, '/v1/user', { token: u.token });

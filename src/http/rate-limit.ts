@@ -46,6 +46,7 @@ export const RATE_LIMITED_MESSAGE = 'Rate limit exceeded: retry after the time i
 
 type Bucket = 'token' | 'anonymous';
 type Key = { kind: Bucket; id: string };
+type Waiter = { cost: number; resolve: (r: RateLimiterRes) => void; reject: (e: unknown) => void };
 
 /** The outcome of one charge, as the headers tell it. */
 export type Charge = { limit: number; remaining: number; resetAt: number; retryAfter: number; limited: boolean };
@@ -99,6 +100,8 @@ export class RateLimits {
   private readonly store: Record<Bucket, RateLimiterPostgres>;
   private readonly memory: Record<Bucket, RateLimiterMemory>;
   private readonly states = new WeakMap<http.IncomingMessage, RequestState>();
+  /** Per key with a store call in flight: the charges waiting to go as the next one (`shared`). */
+  private readonly queues = new Map<string, Waiter[]>();
   private readonly sweeper: NodeJS.Timeout;
   private storeDownUntil = 0;
   private lastWarnAt = 0;
@@ -172,7 +175,7 @@ export class RateLimits {
   private async consume(key: Key, cost: number): Promise<RateLimiterRes> {
     if (Date.now() >= this.storeDownUntil) {
       try {
-        return await this.store[key.kind].consume(key.id, cost);
+        return await this.shared(key, cost);
       } catch (err) {
         if (err instanceof RateLimiterRes) throw err;
         this.storeDownUntil = Date.now() + STORE_RETRY_MS;
@@ -183,6 +186,51 @@ export class RateLimits {
       }
     }
     return this.memory[key.kind].consume(key.id, cost);
+  }
+
+  /**
+   * The store's consume, with the charges of one key that arrive while a call for it is in flight
+   * sent together as the next call (one upsert, one row lock for the lot: a busy token costs the
+   * database one statement per round trip, not one per request). Each charge gets its own place
+   * in the sum: the first ones in the batch fit under the limit, the later ones may not.
+   */
+  private shared(key: Key, cost: number): Promise<RateLimiterRes> {
+    return new Promise((resolve, reject) => {
+      const k = `${key.kind}:${key.id}`;
+      const queue = this.queues.get(k);
+      if (queue) return void queue.push({ cost, resolve, reject });
+      this.queues.set(k, [{ cost, resolve, reject }]);
+      void this.drain(k, key);
+    });
+  }
+
+  private async drain(k: string, key: Key) {
+    const points = key.kind === 'token' ? this.config.points : this.config.anonymousPoints;
+    for (let batch = this.queues.get(k)!; batch.length > 0; batch = this.queues.get(k)!) {
+      this.queues.set(k, []);
+      let res: RateLimiterRes;
+      let limited = false;
+      try {
+        res = await this.store[key.kind].consume(key.id, batch.reduce((sum, w) => sum + w.cost, 0));
+      } catch (err) {
+        if (!(err instanceof RateLimiterRes)) {
+          for (const w of batch) w.reject(err);
+          continue;
+        }
+        res = err;
+        limited = true;
+      }
+      // Refused without a count (the key is blocked in memory): all of them.
+      const all = limited && res.consumedPoints <= points;
+      let consumed = res.consumedPoints;
+      for (let i = batch.length - 1; i >= 0; i--) {
+        const mine = new RateLimiterRes(Math.max(0, points - consumed), res.msBeforeNext, consumed, false);
+        if (all || consumed > points) batch[i].reject(mine);
+        else batch[i].resolve(mine);
+        consumed -= batch[i].cost;
+      }
+    }
+    this.queues.delete(k);
   }
 
   /** The token's key, or the client IP's when there is no valid token (or it cannot be checked). */
