@@ -17,6 +17,7 @@ import { LocalDiskStorage, type FileStorage } from './lib/storage.ts';
 import { Jobs } from './jobs.ts';
 import { tasks } from './tasks.ts';
 import { TokenCache } from './auth/token-cache.ts';
+import { RateLimits } from './http/rate-limit.ts';
 import type { Services } from './services.ts';
 import { bootstrapIfEmpty } from './domain/users.ts';
 
@@ -55,7 +56,9 @@ export async function createApp(opts: {
   services.tokens = tokens;
   // Access logs, statement counts per request, /metrics (README, "Operations").
   const obs = new Observability({ config, log, onQuery, pool });
-  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs });
+  // Counters in the database, shared by every process, with their own small pool (rate-limit.ts).
+  const rateLimits = config.rateLimit.enabled ? new RateLimits(config.rateLimit, databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
+  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs, rateLimits });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
 
@@ -113,6 +116,7 @@ export async function createApp(opts: {
       await drainHttpServer(server, { graceMs: opts.graceMs ?? SHUTDOWN_GRACE_MS, log });
       await jobs.stop();
       await tokens?.stop();
+      await rateLimits?.close();
       await jobsDb?.disconnect();
       await disconnect();
       obs.close();

@@ -56,6 +56,19 @@ const EnvSchema = z.object({
   TRUSTED_DOCUMENTS: z.enum(['off', 'allow', 'only']).default('allow'),
   /** A JSON file mapping document id (e.g. its sha256) → GraphQL document text, added to the REST shim's documents. */
   TRUSTED_DOCUMENTS_FILE: z.string().optional(),
+  /** Rate limits on /v1 and /graphql (src/http/rate-limit.ts): on or off. */
+  RATE_LIMIT: z.enum(['on', 'off', 'true', 'false']).default('on').transform((v) => v === 'on' || v === 'true'),
+  /** Points per window for each API token (a REST request costs 1, a GraphQL one by its complexity). */
+  RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(6000),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Points per window for each client IP without a valid token. */
+  RATE_LIMIT_ANONYMOUS_POINTS: z.coerce.number().int().min(1).default(600),
+  /** Proxies in front of the gateway whose X-Forwarded-For is trusted: off (0), on (1) or a count. */
+  TRUST_PROXY: z
+    .string()
+    .default('off')
+    .transform((v) => (v === 'off' || v === 'false' ? 0 : v === 'on' || v === 'true' ? 1 : Number(v)))
+    .pipe(z.number().int().min(0).max(16)),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -105,6 +118,19 @@ export type Config = {
   cors: { origins: '*' | string[]; credentials: boolean };
   /** Persisted operations (src/http/trusted-documents.ts). */
   trustedDocuments: { mode: 'off' | 'allow' | 'only'; file?: string };
+  /** Rate limits (src/http/rate-limit.ts, docs/decisions.md "Rate limits"). */
+  rateLimit: RateLimitConfig;
+};
+
+export type RateLimitConfig = {
+  enabled: boolean;
+  /** Points per window per API token. */
+  points: number;
+  /** Points per window per client IP, for requests without a valid token. */
+  anonymousPoints: number;
+  windowSeconds: number;
+  /** Trusted proxy hops: 0 reads the socket address, n the n-th X-Forwarded-For entry from the right. */
+  trustProxy: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -151,6 +177,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: e.METRICS_TOKEN,
     cors: { origins: parseCorsOrigins(e.CORS_ORIGINS), credentials: e.CORS_CREDENTIALS },
     trustedDocuments: { mode: e.TRUSTED_DOCUMENTS, file: e.TRUSTED_DOCUMENTS_FILE || undefined },
+    rateLimit: {
+      enabled: e.RATE_LIMIT,
+      points: e.RATE_LIMIT_POINTS,
+      anonymousPoints: e.RATE_LIMIT_ANONYMOUS_POINTS,
+      windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
+      trustProxy: e.TRUST_PROXY,
+    },
   };
 }
 

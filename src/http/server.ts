@@ -25,13 +25,14 @@ import { sendJsonWithEtag, useConditionalGet } from './conditional.ts';
 import { TRUSTED_DOCUMENTS_PATH, TRUSTED_DOCUMENT_ERROR_CODES, loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.ts';
 import { BodyBudget, RequestRejected, assertJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
 import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
+import type { RateLimits } from './rate-limit.ts';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { REQUEST_ID_HEADER, noteUnexpectedError, noteViewer, type Observability } from './observability.ts';
 import { currentRequest, unexpectedErrorMessage } from './request-context.ts';
 
-export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache; obs: Observability };
+export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache; obs: Observability; rateLimits?: RateLimits };
 
 export function createHttpServer(deps: AppDeps) {
   const { prisma, log, obs } = deps;
@@ -42,11 +43,18 @@ export function createHttpServer(deps: AppDeps) {
   const cors = createCors(deps.config.cors);
   const trusted = loadTrustedDocuments(deps.schema, deps.rest.routes.map((r) => r.document), deps.config.trustedDocuments);
 
-  async function viewerFor(req: http.IncomingMessage): Promise<Viewer | null> {
-    const token = bearerToken(req.headers.authorization);
-    if (!token) return null;
-    return noteViewer(await (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token)));
+  // Once per request: the rate limiter and the handlers ask for the same viewer.
+  const viewers = new WeakMap<http.IncomingMessage, Promise<Viewer | null>>();
+  function viewerFor(req: http.IncomingMessage): Promise<Viewer | null> {
+    let viewer = viewers.get(req);
+    if (!viewer) {
+      const token = bearerToken(req.headers.authorization);
+      viewer = (!token ? Promise.resolve(null) : deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token)).then(noteViewer);
+      viewers.set(req, viewer);
+    }
+    return viewer;
   }
+  const { rateLimits } = deps;
 
   const makeContext = (viewer: Viewer | null): Context =>
     createContext({ prisma, config: deps.config, clock: deps.clock, log, viewer, services: deps.services });
@@ -83,6 +91,8 @@ export function createHttpServer(deps: AppDeps) {
       maxDirectivesPlugin({ n: limits.graphqlMaxDirectives }),
       useCleanStrings(),
       useErrorStatus(),
+      // Charged before the cache decides: a hit costs the caller what the query costs.
+      ...(rateLimits ? [rateLimits.plugin()] : []),
       publishedCache.plugin,
       // ETag / 304 on the uncompressed answer, so before compression.
       useConditionalGet(),
@@ -152,9 +162,13 @@ export function createHttpServer(deps: AppDeps) {
         try {
           parsed = JSON.parse(value);
         } catch {
+          await rateLimits?.settle(req);
           return sendGraphqlRequestError(res, `${param}: not valid JSON`);
         }
-        if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) return sendGraphqlRequestError(res, `${param}: must be a JSON object`);
+        if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) {
+          await rateLimits?.settle(req);
+          return sendGraphqlRequestError(res, `${param}: must be a JSON object`);
+        }
       }
       // HEAD is a GET without the body (node drops the body of a HEAD response by itself).
       return await writeFetchResponse(res, await yoga.handleRequest(fetchRequest('GET'), { req }));
@@ -187,9 +201,13 @@ export function createHttpServer(deps: AppDeps) {
       if (top === 'graphql') {
         if (target.segments[1] === 'assets' && target.segments.length === 3) return await serveExplorerAsset(req, res, target.segments[2], target.searchParams);
         if (target.pathname === TRUSTED_DOCUMENTS_PATH && deps.config.trustedDocuments.mode !== 'off' && (req.method === 'GET' || req.method === 'HEAD')) return await sendJsonWithEtag(req, res, trusted.manifest());
+        rateLimits?.track(req, res, () => viewerFor(req));
         return await handleGraphql(req, res, target);
       }
-      if (top === 'v1') return await handleRest(req, res, target);
+      if (top === 'v1') {
+        if (rateLimits && !(await rateLimits.admitRest(req, res, () => viewerFor(req)))) return;
+        return await handleRest(req, res, target);
+      }
       if (top === 'files') {
         const viewer = await viewerFor(req);
         return await handleDownload(req, res, target, makeContext(viewer));
@@ -208,6 +226,7 @@ export function createHttpServer(deps: AppDeps) {
       return sendJson(res, 404, errorBody(404, `Not found: ${target.pathname}`));
     } catch (err) {
       if (err instanceof RequestRejected) {
+        await rateLimits?.settle(req); // a GraphQL request refused before yoga still counts
         // A refused body may not have been read to its end: do not reuse the connection.
         if (err.status === 413 || err.status === 503) res.setHeader('Connection', 'close');
         for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
