@@ -42,6 +42,8 @@ const EnvSchema = z.object({
   JOB_LOCK_TIMEOUT_SECONDS: z.coerce.number().int().min(2).max(4 * 3600).default(60),
   /** How often each worker process records that it is alive (and sweeps for abandoned jobs). */
   JOB_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  /** Days the event log (audit log) keeps an event; a daily job deletes older ones. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(365),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -78,6 +80,8 @@ export type Config = {
   dbJobStatementTimeoutMs: number;
   jobLockTimeoutSeconds: number;
   jobHeartbeatSeconds: number;
+  /** Days events are kept (src/domain/events.ts purgeOldEvents). */
+  auditRetentionDays: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -119,5 +123,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbJobStatementTimeoutMs: e.DB_JOB_STATEMENT_TIMEOUT_MS,
     jobLockTimeoutSeconds: e.JOB_LOCK_TIMEOUT_SECONDS,
     jobHeartbeatSeconds: e.JOB_HEARTBEAT_SECONDS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
   };
 }
