@@ -5,7 +5,7 @@ import Router from 'find-my-way';
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
 import { z } from 'zod';
 import { AppError, HTTP_STATUS, RETRY_AFTER_HEADER, isDatabaseUnavailable, serviceUnavailable, zodToAppError, errorBody } from '../lib/errors.ts';
-import { ID_PREFIXES, type IdType } from '../lib/ids.ts';
+import { ID_PREFIXES, isUuid, type IdType } from '../lib/ids.ts';
 import type { Context } from '../graphql/context.ts';
 import { fixedDocuments } from '../graphql/builder.ts';
 import { assertCleanStrings } from '../http/input-hygiene.ts';
@@ -161,6 +161,8 @@ export const PATH_PARAMS: Record<string, { label: string; valid: (value: string)
   specSlug: { label: 'OpenAPI specification', valid: (v) => /^[A-Za-z0-9._-]{1,100}$/.test(v) },
   versionId: { label: 'OpenAPI specification version', valid: (v) => idOf('OpenApiSpecVersion', '').valid(v) },
   emailDomain: { label: 'Email domain', valid: (v) => v.length <= 253 && /^[A-Za-z0-9.-]+$/.test(v) },
+  /** Audit events carry UUIDs, as the contract documents them. */
+  auditEventId: { label: 'Audit event', valid: isUuid },
 };
 
 // ------------------------------------------------------------------ the router
