@@ -7,6 +7,7 @@ import pino from 'pino';
 import { createApp, type App } from '../src/app.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { createSite, createSpace } from './fixtures/sites.ts';
+import { LiveSubscription, type LiveEventRow } from '../src/live/feed.ts';
 
 let t: TestApp;
 let b: App;
@@ -292,15 +293,36 @@ describe('subscriptions over SSE', () => {
     content.close();
   });
 
-  it('shutdown ends open streams instead of waiting for them', async () => {
-    const other = await createApp({ config: t.app.config, databaseUrl: t.databaseUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 2 });
+  it('keep-alive comments, a cap on subscriptions per process, and shutdown ends open streams instead of waiting for them', async () => {
+    const config = { ...t.app.config, live: { maxSubscriptions: 1, queueLength: 100, keepAliveMs: 100 } };
+    const other = await createApp({ config, databaseUrl: t.databaseUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 2 });
     const url = `http://127.0.0.1:${await other.listen(0, '127.0.0.1')}`;
     const site = await createSite(t);
     const s = await subscribe(url, SITE_SUB, { siteId: site.id }, t.token);
     await opened(s);
+    await s.quiet(350);
+    // The first comment flushes the headers; the others keep an idle stream open.
+    expect(s.comments.count).toBeGreaterThanOrEqual(3);
+    // Over MAX_SUBSCRIPTIONS: refused, nothing streams.
+    const refused = await subscribe(url, SITE_SUB, { siteId: site.id }, t.token);
+    expect((await refused.next())!.data.errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
+    expect((await refused.next())!.event).toBe('complete');
     const started = Date.now();
     await other.close({ graceMs: 5000 });
     expect(Date.now() - started).toBeLessThan(2000);
     expect((await s.next())!.event).toBe('complete');
+  });
+});
+
+describe('a slow subscriber', () => {
+  it('is ended with an error once its queue is full, instead of buffering forever', async () => {
+    let closed = 0;
+    const sub = new LiveSubscription(0, 'org', () => true, 2, () => closed++);
+    const row = (seq: number) => ({ seq, id: String(seq), type: 'x', occurredAt: new Date(), organizationId: 'org', userId: null, tokenId: null, objectType: 'site', objectId: 's', payload: {} }) as LiveEventRow;
+    sub.push(row(1));
+    sub.push(row(2));
+    sub.push(row(3));
+    expect(closed).toBe(1);
+    await expect(sub.next()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
   });
 });
