@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startBenchDatabase, type BenchDatabase } from './db.ts';
 import { seed, SCALES, type Fixture, type Scale } from './seed.ts';
-import { SCENARIOS, describeSiteTree, type BenchContext, type HttpCall, type LoadScenario, type WriteScenario } from './scenarios.ts';
+import { SCENARIOS, describeSiteTree, type BenchContext, type HttpCall, type LoadScenario, type WriteScenario, type FanoutScenario } from './scenarios.ts';
 import { runFloor, openFloor, paired, summarize, FLOOR_SQL } from './floor.ts';
 import { checkPlans } from './plans.ts';
 import { cpuSnapshot, cpuPerRequest, findPostmaster } from './cpu.ts';
@@ -506,6 +506,84 @@ async function runWrite(s: WriteScenario, server: Server, fx: Fixture): Promise<
   return rows;
 }
 
+/**
+ * Scenario 7.live: `subscribers` event streams on the fixture's site, then a writer renames the
+ * site `writes` times; each delivery's latency is measured from the start of its write request
+ * (so it includes the write's own commit), and the gateway's RSS before and at its peak.
+ */
+async function runFanout(s: FanoutScenario, server: Server, fx: Fixture): Promise<Row[]> {
+  const base: Row = { id: s.id, group: s.group, name: s.name, api: 'graphql', status: 'ok' };
+  await reset(server);
+  const before = await stats(server);
+  const query = 'subscription($siteId: ID!) { siteStructureChanged(siteId: $siteId) { event { seq } site { title } } }';
+  const sentAt = new Map<string, number>();
+  const samples: number[] = [];
+  let received = 0;
+  const aborts: AbortController[] = [];
+  const open = async () => {
+    const abort = new AbortController();
+    aborts.push(abort);
+    const res = await fetch(`${server.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { ...headersFor({ method: 'POST', path: '/graphql', body: {} }, fx), accept: 'text/event-stream' },
+      body: JSON.stringify({ query, variables: { siteId: fx.siteId } }),
+      signal: abort.signal,
+    });
+    if (res.status !== 200 || !res.body) throw new Error(`subscribe: HTTP ${res.status} ${await res.text()}`);
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    void (async () => {
+      let buffer = '';
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          let at: number;
+          while ((at = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, at);
+            buffer = buffer.slice(at + 2);
+            const data = block.split('\n').find((l) => l.startsWith('data: {'));
+            const title = data ? JSON.parse(data.slice(6))?.data?.siteStructureChanged?.site?.title : undefined;
+            const t0 = title ? sentAt.get(title) : undefined;
+            if (t0 !== undefined) {
+              samples.push(performance.now() - t0);
+              received++;
+            }
+          }
+        }
+      } catch {
+        // aborted
+      }
+    })();
+  };
+  // Open in batches (the machine is small): 50 at a time.
+  for (let i = 0; i < s.subscribers; i += 50) await Promise.all(Array.from({ length: Math.min(50, s.subscribers - i) }, open));
+  await new Promise((r) => setTimeout(r, 500));
+  const opened = await stats(server);
+  const writeTimes: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < s.writes; i++) {
+    const title = `Fanout ${Date.now()} ${i}`;
+    const t0 = performance.now();
+    sentAt.set(title, t0);
+    const r = await send(server, fx, { method: 'POST', path: '/graphql', body: { query: 'mutation($i: UpdateSiteInput!) { updateSite(input: $i) { site { id } } }', variables: { i: { siteId: fx.siteId, title } } } });
+    if (r.status !== 200 || r.body?.errors) throw new Error(`write: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+    writeTimes.push(performance.now() - t0);
+    await new Promise((res) => setTimeout(res, s.intervalMs));
+  }
+  const expected = s.subscribers * s.writes;
+  const deadline = Date.now() + 15_000;
+  while (received < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const elapsed = (performance.now() - started) / 1000;
+  const after = await stats(server);
+  for (const a of aborts) a.abort();
+  const missing = expected - received;
+  const note = `${received}/${expected} deliveries${missing ? ` (${missing} missing after 15 s)` : ''}; write p50 ${fmt(summarize(writeTimes).p50)} ms; RSS ${(before.rss / MB).toFixed(0)} MB before, ${(opened.rss / MB).toFixed(0)} MB with ${s.subscribers} streams open, ${(after.peakRss / MB).toFixed(0)} MB peak; ${(after.statements / Math.max(1, expected)).toFixed(1)} SQL per delivery`;
+  log(`${s.id}: p50 ${fmt(summarize(samples).p50)} ms, p99 ${fmt(summarize(samples).p99)} ms — ${note}`);
+  return [{ ...base, connections: s.subscribers, requests: received, seconds: elapsed, latency: summarize(samples), peakRssMB: after.peakRss / MB, errors: missing, note }];
+}
+
 // ------------------------------------------------------------------ output
 
 function fmt(n: number | undefined, digits = 1) {
@@ -727,6 +805,12 @@ async function main() {
     for (const s of SCENARIOS) {
       if (only && !only.includes(s.id)) continue;
       if (s.kind === 'write' && noWrite) continue;
+      // Opt-in: holds hundreds of connections open.
+      if (s.kind === 'fanout') {
+        if (!only?.includes(s.id)) continue;
+        rows.push(...(await runFanout(s, srv, fx).catch((err) => [{ id: s.id, group: s.group, name: s.name, status: 'error' as const, reason: (err as Error).stack ?? String(err) }])));
+        continue;
+      }
       try {
         let out: Row[];
         if (s.kind === 'load' && s.target === 'peer') {

@@ -53,7 +53,23 @@ export type WriteScenario = {
   iterations: (fx: Fixture) => number;
 };
 
-export type Scenario = LoadScenario | WriteScenario;
+/**
+ * Live updates (issue 16): `subscribers` SSE subscriptions to the fixture's site while one writer
+ * renames it `writes` times; fan-out latency per delivery and the gateway's RSS. Opt-in: runs only
+ * when named in `--only`.
+ */
+export type FanoutScenario = {
+  kind: 'fanout';
+  id: string;
+  group: number;
+  name: string;
+  subscribers: number;
+  writes: number;
+  /** Pause between writes, ms. */
+  intervalMs: number;
+};
+
+export type Scenario = LoadScenario | WriteScenario | FanoutScenario;
 
 const gql = (query: string, variables: Record<string, unknown>, token?: string): HttpCall => ({ method: 'POST', path: '/graphql', body: { query, variables }, token });
 const rest = (path: string): HttpCall => ({ method: 'GET', path });
@@ -301,5 +317,14 @@ export const SCENARIOS: Scenario[] = [
     name: 'Write: create CR + 5-page batch + merge, 8 clients',
     clients: 8,
     iterations: (fx) => (fx.scale === 'small' ? 8 : 15),
+  },
+  {
+    kind: 'fanout',
+    id: '7.live',
+    group: 7,
+    name: 'Live: 500 SSE subscribers to one site, a writer renaming it (opt-in: --only 7.live)',
+    subscribers: 500,
+    writes: 20,
+    intervalMs: 250,
   },
 ];

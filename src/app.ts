@@ -18,6 +18,7 @@ import { Jobs } from './jobs.ts';
 import { tasks } from './tasks.ts';
 import { TokenCache } from './auth/token-cache.ts';
 import { RateLimits } from './http/rate-limit.ts';
+import { EventFeed } from './live/feed.ts';
 import type { Services } from './services.ts';
 import { bootstrapIfEmpty } from './domain/users.ts';
 
@@ -54,6 +55,9 @@ export async function createApp(opts: {
   const tokens = config.tokenCache ? new TokenCache(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
   await tokens?.start();
   services.tokens = tokens;
+  // Live updates: one event-log follower per process, connected at the first subscription (live/feed.ts).
+  const live = new EventFeed(databaseUrl, log, { ...config.live, connectTimeoutMs: config.dbConnectTimeoutMs });
+  services.live = live;
   // Access logs, statement counts per request, /metrics (README, "Operations").
   const obs = new Observability({ config, log, onQuery, pool });
   // Counters in the database, shared by every process, with their own small pool (rate-limit.ts).
@@ -88,6 +92,7 @@ export async function createApp(opts: {
     services,
     log,
     obs,
+    live,
     clock,
     config,
     /** Set on the first run on an empty database: the admin's token, shown once. */
@@ -113,7 +118,11 @@ export async function createApp(opts: {
       if (closed) return;
       closed = true;
       stopRetryLog();
-      await drainHttpServer(server, { graceMs: opts.graceMs ?? SHUTDOWN_GRACE_MS, log });
+      // Refuse new requests first, then end the open event streams so their connections can close.
+      const drained = drainHttpServer(server, { graceMs: opts.graceMs ?? SHUTDOWN_GRACE_MS, log });
+      live.endAll();
+      await drained;
+      await live.stop();
       await jobs.stop();
       await tokens?.stop();
       await rateLimits?.close();

@@ -71,6 +71,12 @@ const EnvSchema = z.object({
     .pipe(z.number().int().min(0).max(16)),
   /** Days the event log (audit log) keeps an event; a daily job deletes older ones. */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(365),
+  /** Live updates (GraphQL subscriptions over SSE, src/live/feed.ts): subscriptions per process at most. */
+  MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).default(10_000),
+  /** Events one subscription may have waiting before it is ended as too slow. */
+  SUBSCRIPTION_QUEUE_LENGTH: z.coerce.number().int().min(1).default(1000),
+  /** Keep-alive comment interval of an event stream, ms. */
+  SSE_KEEPALIVE_MS: z.coerce.number().int().min(100).default(15_000),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -124,6 +130,8 @@ export type Config = {
   auditRetentionDays: number;
   /** Rate limits (src/http/rate-limit.ts, docs/decisions.md "Rate limits"). */
   rateLimit: RateLimitConfig;
+  /** Live updates (README "Live updates"). */
+  live: { maxSubscriptions: number; queueLength: number; keepAliveMs: number };
 };
 
 export type RateLimitConfig = {
@@ -189,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       trustProxy: e.TRUST_PROXY,
     },
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    live: { maxSubscriptions: e.MAX_SUBSCRIPTIONS, queueLength: e.SUBSCRIPTION_QUEUE_LENGTH, keepAliveMs: e.SSE_KEEPALIVE_MS },
   };
 }
 

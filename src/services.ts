@@ -3,10 +3,13 @@
 import type { FileStorage } from './lib/storage.ts';
 import type { Jobs } from './jobs.ts';
 import type { TokenCache } from './auth/token-cache.ts';
+import type { EventFeed } from './live/feed.ts';
 
 export type Services = {
   storage: FileStorage;
   jobs: Jobs;
   /** The token cache, when enabled: call `invalidate()` after committing a token or user change. */
   tokens?: Pick<TokenCache, 'invalidate'>;
+  /** The live event feed (GraphQL subscriptions); absent in jobs and the CLI. */
+  live?: EventFeed;
 };

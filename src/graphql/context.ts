@@ -1,11 +1,23 @@
 // The per-request context shared by GraphQL resolvers and the REST shim (which runs the same
 // GraphQL operations): the domain context plus per-request loaders.
-import { Access } from '../auth/access.ts';
+import { Access, type Viewer } from '../auth/access.ts';
 import type { DomainContext } from '../domain/context.ts';
+
+/** What a GraphQL subscription request carries (src/http/live-sse.ts, src/graphql/subscriptions.ts). */
+export type LiveRequest = {
+  /** The `Last-Event-ID` header of a reconnecting event stream: replay the log after this seq. */
+  lastEventId?: number;
+  /** The caller's token checked again (revoked → null): before every delivered event. */
+  revalidate(): Promise<Viewer | null>;
+  /** The log position of the event being sent: the event stream writes it as `id:`. */
+  seq: number | undefined;
+};
 
 export type Context = DomainContext & {
   /** Per-request memo for loaders created lazily by area modules (see `loader()` in common.ts). */
   loaders: Map<string, unknown>;
+  /** GraphQL over HTTP only: what a subscription needs to resume and re-check its caller. */
+  live?: LiveRequest;
 };
 
 export function createContext(base: Omit<DomainContext, 'access'>): Context {

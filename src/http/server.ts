@@ -31,6 +31,7 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { REQUEST_ID_HEADER, noteUnexpectedError, noteViewer, type Observability } from './observability.ts';
 import { currentRequest, unexpectedErrorMessage } from './request-context.ts';
+import { liveRequestFor, useLiveEventStream } from './live-sse.ts';
 
 export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache; obs: Observability; rateLimits?: RateLimits };
 
@@ -68,7 +69,7 @@ export function createHttpServer(deps: AppDeps) {
     // GraphiQL from our own dependencies, with examples (src/http/explorer.ts).
     graphiql: explorerOptions(),
     renderGraphiQL: renderExplorer,
-    context: async ({ req, params }) => {
+    context: async ({ req, params, request }) => {
       // Introspection alone reads only the schema: public, so the Docs pane needs no token.
       if (isIntrospectionOnly(params.query, limits.graphqlMaxTokens)) return makeContext(null, 'graphql');
       const viewer = await viewerFor(req);
@@ -77,7 +78,10 @@ export function createHttpServer(deps: AppDeps) {
           extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } },
         });
       }
-      return makeContext(viewer, 'graphql');
+      // Live updates: Last-Event-ID and a token re-check for subscriptions (live-sse.ts).
+      const token = bearerToken(req.headers.authorization)!;
+      const revalidate = () => (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token));
+      return { ...makeContext(viewer, 'graphql'), live: liveRequestFor(request, revalidate) };
     },
     maskedErrors: {
       maskError: (error, message) => maskError(error, message, log),
@@ -97,6 +101,8 @@ export function createHttpServer(deps: AppDeps) {
       // ETag / 304 on the uncompressed answer, so before compression.
       useConditionalGet(),
       useResponseCompression(),
+      // Subscriptions as event streams with `id:` lines and keep-alives (live-sse.ts).
+      useLiveEventStream({ keepAliveMs: deps.config.live.keepAliveMs }),
       ...obs.yogaPlugins(),
     ],
     logging: {
@@ -353,9 +359,19 @@ async function writeFetchResponse(res: http.ServerResponse, response: Response) 
     if (!res.hasHeader('content-length')) res.setHeader('content-length', bytes.length);
     return void res.end(bytes);
   }
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    if (res.destroyed) break;
-    if (!res.write(chunk)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+  // A stream: chunk by chunk; a client that goes away cancels it at once (an event stream's
+  // subscription leaves the feed then, not at its next keep-alive).
+  const reader = response.body.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  res.once('close', cancel);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      if (!res.write(value)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    }
+  } finally {
+    res.off('close', cancel);
   }
   res.end();
 }

@@ -1,0 +1,391 @@
+// The live event feed: one per process. It follows the event log ("Event", src/domain/events.ts)
+// and hands each new row, in `seq` order, to the subscriptions of this process that want it
+// (GraphQL subscriptions, src/graphql/subscriptions.ts).
+//
+// How it learns of new rows: a dedicated connection LISTENs on `docgraph_events` (the trigger of
+// migration 20261124120000_events notifies at commit, on every process); each notice, a reconnect
+// and a slow backstop timer start a read of the log on that same connection: one read per notice
+// per process (coalesced), never one per subscriber. Reads go by position, so a lost notice or a
+// lost connection loses nothing: the next read catches up.
+//
+// Why not simply `seq > last`: `seq` is drawn at insert, rows become visible at commit, and two
+// transactions can commit in the other order. When a read sees seq 11 but not 10, 10 is a *gap*:
+// either its transaction is still running (it will commit or roll back) or it rolled back. Rows
+// above the lowest open gap are held back, so delivery stays in `seq` order and a client's
+// `Last-Event-ID` is an exact resume point. A gap closes when its row shows up, or when every
+// transaction that was in flight when the gap was first seen (`pg_snapshot_xip` of that read's
+// snapshot) has ended: the gap's owner was one of them (it drew its seq before a row that was
+// already committed), so once they are all gone its row is either visible to the next read or
+// never will be. A gap still open after GAP_GIVE_UP_MS (a transaction holding its event for that
+// long) is given up with a warning, so one stuck transaction cannot stall every stream.
+//
+// Memory: at most `maxSubscriptions` subscriptions per process; each buffers at most
+// `queueLength` undelivered rows and fails (the client reconnects and resumes from the log)
+// rather than buffering forever behind a slow reader.
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { AppError } from '../lib/errors.ts';
+
+export const EVENTS_CHANNEL = 'docgraph_events';
+const RECONNECT_MS = 1000;
+/** Rows per read; a full page reads again at once. */
+const READ_LIMIT = 500;
+/** While gaps are open, re-read this often (a rollback sends no notice). */
+const GAP_RETRY_MS = 50;
+/** A gap open this long is given up (its rows, if they ever commit, are still in the log). */
+const GAP_GIVE_UP_MS = 15_000;
+/** Gaps tracked at most (a jump of more than this in `seq` is taken as settled). */
+const MAX_GAPS = 10_000;
+/** At start-up, seqs this far back are checked for gaps (transactions in flight at start). */
+const START_WINDOW = 1000;
+
+/** One row of the event log, as the feed reads it. */
+export type LiveEventRow = {
+  seq: number;
+  id: string;
+  type: string;
+  occurredAt: Date;
+  organizationId: string;
+  userId: string | null;
+  tokenId: string | null;
+  objectType: string;
+  objectId: string;
+  payload: Record<string, unknown>;
+};
+
+export type FeedOptions = {
+  maxSubscriptions: number;
+  queueLength: number;
+  connectTimeoutMs?: number;
+  /** Backstop read interval while subscriptions exist, ms. */
+  pollMs?: number;
+};
+
+type RawRow = Omit<LiveEventRow, 'occurredAt' | 'seq'> & { seq: number | string; occurredAt: number };
+
+const toRow = (r: RawRow): LiveEventRow => ({ ...r, seq: Number(r.seq), occurredAt: new Date(Number(r.occurredAt)), payload: r.payload ?? {} });
+
+/** The columns the feed reads (occurredAt in epoch ms: TIMESTAMP(3) is UTC). */
+const EVENT_COLUMNS = `"seq", "id", "type", floor(extract(epoch FROM "occurredAt") * 1000) AS "occurredAt", "organizationId", "userId", "tokenId", "objectType", "objectId", "payload"`;
+
+/** A subscriber's view of the feed: rows in order, `null` when the feed ended it (shutdown). */
+export class LiveSubscription {
+  private queue: LiveEventRow[] = [];
+  private waiter?: { resolve: (row: LiveEventRow | null) => void; reject: (err: unknown) => void };
+  private ended = false;
+  private error?: AppError;
+
+  constructor(
+    /** Every row with seq ≤ horizon was settled when this subscription started: live rows are above it. */
+    readonly horizon: number,
+    readonly organizationId: string,
+    readonly match: (row: LiveEventRow) => boolean,
+    private readonly queueLength: number,
+    private readonly onClose: (s: LiveSubscription) => void,
+  ) {}
+
+  /** @internal the feed's delivery. */
+  push(row: LiveEventRow) {
+    if (this.ended) return;
+    if (this.waiter) {
+      const w = this.waiter;
+      this.waiter = undefined;
+      return w.resolve(row);
+    }
+    if (this.queue.length >= this.queueLength) {
+      this.fail(new AppError('SERVICE_UNAVAILABLE', 'This subscription fell too far behind its events and was ended; reconnect with Last-Event-ID to resume from the log'));
+      return;
+    }
+    this.queue.push(row);
+  }
+
+  /** @internal end with an error (the next `next()` rejects). */
+  fail(error: AppError) {
+    if (this.ended) return;
+    this.error = error;
+    this.finish();
+  }
+
+  /** @internal end quietly (shutdown): `next()` answers null once the queue is drained. */
+  end() {
+    if (this.ended) return;
+    this.finish();
+  }
+
+  private finish() {
+    this.ended = true;
+    this.onClose(this);
+    if (this.error) this.queue = [];
+    const w = this.waiter;
+    this.waiter = undefined;
+    if (w) this.error ? w.reject(this.error) : w.resolve(null);
+  }
+
+  /** The next row (waits), or null when ended. Rejects when the subscription failed. */
+  next(): Promise<LiveEventRow | null> {
+    const row = this.queue.shift();
+    if (row) return Promise.resolve(row);
+    if (this.error) return Promise.reject(this.error);
+    if (this.ended) return Promise.resolve(null);
+    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
+  }
+
+  /** The subscriber is done (client gone, access lost): leave the feed. */
+  close() {
+    this.ended = true;
+    this.queue = [];
+    this.onClose(this);
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.resolve(null);
+  }
+}
+
+type Gap = { xip: Set<string>; since: number };
+
+export class EventFeed {
+  private client?: pg.Client;
+  private starting?: Promise<void>;
+  private initialized = false;
+  private stopped = false;
+  /** Shutting down: no new subscriptions. */
+  private closing = false;
+  private reconnectTimer?: NodeJS.Timeout;
+  private retryTimer?: NodeJS.Timeout;
+  private pollTimer?: NodeJS.Timeout;
+  private reading = false;
+  private again = false;
+
+  /** Highest seq read. */
+  private high = 0;
+  /** Every seq ≤ horizon is settled: delivered, or never committed. */
+  private horizon = 0;
+  private readonly gaps = new Map<number, Gap>();
+  /** Rows read but above the lowest open gap, in seq order. */
+  private held: LiveEventRow[] = [];
+  private readonly byOrg = new Map<string, Set<LiveSubscription>>();
+  private count = 0;
+  /** Reads done (tests and metrics). */
+  reads = 0;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly log: Logger,
+    private readonly opts: FeedOptions,
+  ) {}
+
+  /** Live subscriptions on this process. */
+  get size() {
+    return this.count;
+  }
+
+  /**
+   * Start following the log (once, lazily: a process nobody subscribes to holds no extra
+   * connection). Rejects with SERVICE_UNAVAILABLE when the database cannot be reached.
+   */
+  private ensureStarted(): Promise<void> {
+    if (this.stopped) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down'));
+    if (this.initialized) return Promise.resolve();
+    this.starting ??= this.listen().catch((err) => {
+      this.starting = undefined;
+      this.log.warn({ err }, 'live feed: cannot listen for events');
+      throw new AppError('SERVICE_UNAVAILABLE', 'Live updates are unavailable right now; retry in a few seconds');
+    });
+    return this.starting;
+  }
+
+  private async listen() {
+    const client = new pg.Client({ connectionString: this.databaseUrl, connectionTimeoutMillis: this.opts.connectTimeoutMs ?? 3000, keepAlive: true });
+    const lost = (err?: unknown) => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      client.end().catch(() => {});
+      if (!this.stopped) {
+        this.log.warn({ err }, 'live feed: event connection lost; catching up from the log when it is back');
+        this.scheduleReconnect();
+      }
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    client.on('notification', (msg) => {
+      if (msg.channel === EVENTS_CHANNEL) this.pump();
+    });
+    this.client = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      if (!this.initialized) await this.initialize(client);
+    } catch (err) {
+      if (this.client === client) this.client = undefined;
+      client.end().catch(() => {});
+      throw err;
+    }
+    this.initialized = true;
+    this.pollTimer ??= setInterval(() => this.count > 0 && this.pump(), this.opts.pollMs ?? 5000).unref();
+    // Anything committed while the connection was down.
+    this.pump();
+  }
+
+  /** Start at the end of the log; recent seqs not visible yet are gaps (in-flight transactions). */
+  private async initialize(client: pg.Client) {
+    const { rows } = await client.query<{ xip: string[]; seqs: string[] }>(
+      `SELECT (SELECT coalesce(array_agg(x::text), '{}') FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS xip,
+              (SELECT coalesce(array_agg(s."seq"::text ORDER BY s."seq"), '{}') FROM (SELECT "seq" FROM "Event" ORDER BY "seq" DESC LIMIT ${START_WINDOW}) s) AS seqs`,
+    );
+    const seqs = rows[0].seqs.map(Number);
+    const xip = new Set(rows[0].xip);
+    this.high = seqs.length ? seqs[seqs.length - 1] : 0;
+    const present = new Set(seqs);
+    const now = Date.now();
+    for (let s = seqs.length ? seqs[0] : this.high + 1; s < this.high; s++) if (!present.has(s)) this.gaps.set(s, { xip, since: now });
+    this.settle(xip, now);
+  }
+
+  private scheduleReconnect() {
+    if (this.stopped || this.reconnectTimer) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.listen().catch(() => this.scheduleReconnect());
+    }, RECONNECT_MS);
+    this.reconnectTimer.unref();
+  }
+
+  /** Read new rows now (coalesced: one read at a time, one more if asked meanwhile). */
+  private pump() {
+    if (!this.initialized || this.stopped) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    const client = this.client;
+    if (!client) return;
+    this.reading = true;
+    this.again = false;
+    this.read(client)
+      .then((full) => {
+        if (full) this.again = true;
+      })
+      .catch((err) => this.log.warn({ err }, 'live feed: reading the event log failed'))
+      .finally(() => {
+        this.reading = false;
+        if (this.again) this.pump();
+        else if (this.gaps.size && !this.retryTimer && !this.stopped) {
+          this.retryTimer = setTimeout(() => {
+            this.retryTimer = undefined;
+            this.pump();
+          }, GAP_RETRY_MS);
+          this.retryTimer.unref();
+        }
+      });
+  }
+
+  /** One read: new rows and open gaps' rows, with the snapshot's running transactions. True when the page was full. */
+  private async read(client: pg.Client): Promise<boolean> {
+    const gaps = [...this.gaps.keys()];
+    this.reads++;
+    const { rows } = await client.query<{ xip: string[]; rows: RawRow[] }>(
+      `SELECT (SELECT coalesce(array_agg(x::text), '{}') FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS xip,
+              (SELECT coalesce(json_agg(e ORDER BY e."seq"), '[]'::json) FROM (
+                 SELECT ${EVENT_COLUMNS} FROM "Event" WHERE "seq" > $1 OR "seq" = ANY($2::bigint[]) ORDER BY "seq" LIMIT ${READ_LIMIT}) e) AS rows`,
+      [this.high, gaps],
+    );
+    const xip = new Set(rows[0].xip);
+    const now = Date.now();
+    const found = rows[0].rows.map(toRow);
+    for (const row of found) {
+      if (this.gaps.delete(row.seq)) {
+        this.hold(row);
+        continue;
+      }
+      if (row.seq <= this.high) continue;
+      if (row.seq - this.high - 1 > MAX_GAPS - this.gaps.size) {
+        this.log.warn({ from: this.high, to: row.seq }, 'live feed: too many unseen seqs at once; taking them as settled');
+      } else {
+        for (let s = this.high + 1; s < row.seq; s++) this.gaps.set(s, { xip, since: now });
+      }
+      this.high = row.seq;
+      this.held.push(row);
+    }
+    this.settle(xip, now);
+    return found.length === READ_LIMIT;
+  }
+
+  private hold(row: LiveEventRow) {
+    let i = this.held.length;
+    while (i > 0 && this.held[i - 1].seq > row.seq) i--;
+    this.held.splice(i, 0, row);
+  }
+
+  /** Close the gaps whose owners are gone, then deliver every held row below the lowest open gap. */
+  private settle(xip: Set<string>, now: number) {
+    for (const [seq, gap] of this.gaps) {
+      let open = false;
+      for (const x of gap.xip) if (xip.has(x)) open = true;
+      if (open && now - gap.since > GAP_GIVE_UP_MS) {
+        this.log.warn({ seq }, 'live feed: an event seq stayed invisible too long; delivering past it');
+        open = false;
+      }
+      if (!open) this.gaps.delete(seq);
+    }
+    let lowest = Infinity;
+    for (const seq of this.gaps.keys()) if (seq < lowest) lowest = seq;
+    while (this.held.length && this.held[0].seq < lowest) this.dispatch(this.held.shift()!);
+    this.horizon = lowest === Infinity ? this.high : Math.min(this.high, lowest - 1);
+  }
+
+  private dispatch(row: LiveEventRow) {
+    const subs = this.byOrg.get(row.organizationId);
+    if (!subs) return;
+    for (const s of [...subs]) {
+      let wanted = false;
+      try {
+        wanted = s.match(row);
+      } catch (err) {
+        this.log.error({ err }, 'live feed: a subscription filter failed');
+      }
+      if (wanted) s.push(row);
+    }
+  }
+
+  /**
+   * A new subscription to an organization's rows that `match`. Its `horizon` is the feed's position
+   * now: rows above it arrive through `next()`; rows up to it are in the log (`readLog`).
+   */
+  async subscribe(organizationId: string, match: (row: LiveEventRow) => boolean): Promise<LiveSubscription> {
+    if (this.closing) throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry shortly (or on another instance)');
+    if (this.count >= this.opts.maxSubscriptions) {
+      throw new AppError('SERVICE_UNAVAILABLE', `This server holds its maximum of ${this.opts.maxSubscriptions} subscriptions; retry in a few seconds`);
+    }
+    await this.ensureStarted();
+    const sub = new LiveSubscription(this.horizon, organizationId, match, this.opts.queueLength, (s) => this.remove(s));
+    let set = this.byOrg.get(organizationId);
+    if (!set) this.byOrg.set(organizationId, (set = new Set()));
+    set.add(sub);
+    this.count++;
+    return sub;
+  }
+
+  private remove(s: LiveSubscription) {
+    const set = this.byOrg.get(s.organizationId);
+    if (!set?.delete(s)) return;
+    this.count--;
+    if (!set.size) this.byOrg.delete(s.organizationId);
+  }
+
+  /** End every subscription (graceful shutdown): each stream completes after what it holds. */
+  endAll() {
+    this.closing = true;
+    for (const set of [...this.byOrg.values()]) for (const s of [...set]) s.end();
+  }
+
+  async stop() {
+    this.stopped = true;
+    this.endAll();
+    clearTimeout(this.reconnectTimer);
+    clearTimeout(this.retryTimer);
+    clearInterval(this.pollTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => {});
+  }
+}
