@@ -69,6 +69,8 @@ const EnvSchema = z.object({
     .default('off')
     .transform((v) => (v === 'off' || v === 'false' ? 0 : v === 'on' || v === 'true' ? 1 : Number(v)))
     .pipe(z.number().int().min(0).max(16)),
+  /** Days the event log (audit log) keeps an event; a daily job deletes older ones. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(365),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -118,6 +120,8 @@ export type Config = {
   cors: { origins: '*' | string[]; credentials: boolean };
   /** Persisted operations (src/http/trusted-documents.ts). */
   trustedDocuments: { mode: 'off' | 'allow' | 'only'; file?: string };
+  /** Days events are kept (src/domain/events.ts purgeOldEvents). */
+  auditRetentionDays: number;
   /** Rate limits (src/http/rate-limit.ts, docs/decisions.md "Rate limits"). */
   rateLimit: RateLimitConfig;
 };
@@ -184,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
       trustProxy: e.TRUST_PROXY,
     },
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
   };
 }
 

@@ -6,6 +6,7 @@ import type { TaskTable } from './jobs.ts';
 import { giveUpImportJob, importContentTask } from './domain/imports.ts';
 import { giveUpOpenApiSpec, processOpenApiSpec } from './domain/openapi.ts';
 import { purgeDeletedSpaces, sweepOrphanFiles } from './domain/cleanup.ts';
+import { purgeOldEvents } from './domain/events.ts';
 
 export const tasks = {
   /** Content import (URL or upload → pages), payload `{ jobId }`. */
@@ -16,6 +17,8 @@ export const tasks = {
   purgeDeletedSpaces: { handler: async (_payload, deps) => void (await purgeDeletedSpaces(deps)), cron: '0 * * * *' },
   /** Hourly: stored bytes no row refers to (rolled-back uploads, interrupted purges). */
   sweepOrphanFiles: { handler: async (_payload, deps) => void (await sweepOrphanFiles(deps)), cron: '17 * * * *' },
+  /** Hourly: events (the audit log) older than AUDIT_RETENTION_DAYS. */
+  purgeOldEvents: { handler: async (_payload, deps) => void (await purgeOldEvents(deps)), cron: '41 * * * *' },
 } satisfies TaskTable;
 
 export type TaskName = keyof typeof tasks;

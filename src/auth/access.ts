@@ -50,6 +50,7 @@ export const ORG_ACTIONS = {
   'integration:read': 'admin',
   'billing:read': 'admin',
   'conversations:ingest': 'admin',
+  'auditEvent:read': 'admin',
 } as const satisfies Record<string, Role | null>;
 export type OrgAction = keyof typeof ORG_ACTIONS;
 /** The actions that open a site's settings, structure or share links. */

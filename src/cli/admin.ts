@@ -13,6 +13,11 @@ import { createPrisma, type Db } from '../db/client.ts';
 import { AppError } from '../lib/errors.ts';
 import { findOrCreateUser, createOrganizationWithAdmin, addMembership, createApiToken } from '../domain/users.ts';
 import { ROLES, isRole } from '../auth/roles.ts';
+import { recordEvent, type EventActor } from '../domain/events.ts';
+import { systemClock } from '../lib/clock.ts';
+
+/** Changes made here are recorded in the event log as the system's, source `cli`. */
+const CLI_ACTOR: EventActor = { viewer: null, source: 'cli', clock: systemClock };
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -67,7 +72,14 @@ const commands: Record<string, (db: Db, opts: Options) => Promise<string>> = {
     const adminEmail = required(opts, 'admin-email');
     const org = await db.$transaction(async (tx) => {
       const admin = await findOrCreateUser(tx, { email: adminEmail, displayName: displayNameFor(adminEmail) });
-      return createOrganizationWithAdmin(tx, title, admin.id);
+      const created = await createOrganizationWithAdmin(tx, title, admin.id);
+      await recordEvent(
+        tx,
+        CLI_ACTOR,
+        { type: 'organization_created', organizationId: created.id, objectType: 'organization', objectId: created.id, payload: { title: created.title } },
+        { type: 'member_added', organizationId: created.id, objectType: 'member', objectId: admin.id, payload: { role: 'admin' } },
+      );
+      return created;
     });
     return `${org.id}\t${org.title}`;
   },
@@ -82,7 +94,9 @@ const commands: Record<string, (db: Db, opts: Options) => Promise<string>> = {
       const org = await tx.organization.findUnique({ where: { id: organizationId }, select: { id: true } });
       if (!org) throw new AppError('NOT_FOUND', `No organization ${organizationId}`);
       const user = await findOrCreateUser(tx, { email, displayName: displayNameFor(email) });
-      return addMembership(tx, organizationId, user.id, role);
+      const added = await addMembership(tx, organizationId, user.id, role);
+      if (added.created) await recordEvent(tx, CLI_ACTOR, { type: 'member_added', organizationId, objectType: 'member', objectId: user.id, payload: { role } });
+      return added;
     });
     if (!created) console.error(`already a member (role ${member.role ?? 'guest'}); nothing changed`);
     return `${member.userId}\t${member.role ?? 'guest'}`;

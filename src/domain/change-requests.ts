@@ -28,6 +28,7 @@ import { renderPagesPdf, type PdfPage } from '../lib/pdf.ts';
 import { assertEditable } from './spaces.ts';
 import { lockSpaceAndChangeRequest, type SpaceLockMode } from '../db/locks.ts';
 import { transaction } from '../db/transaction.ts';
+import { recordEvent } from './events.ts';
 
 export const CHANGE_REQUEST_STATUSES = ['draft', 'open', 'archived', 'merged'] as const;
 export type ChangeRequestStatus = (typeof CHANGE_REQUEST_STATUSES)[number];
@@ -129,7 +130,7 @@ export async function createChangeRequest(ctx: DomainContext, spaceId: string, r
       RETURNING "changeRequestSeq" AS seq, "revisionId"`;
     if (!rows.length || !rows[0].revisionId) throw notFound('Space');
     const now = ctx.clock.now();
-    return tx.changeRequest.create({
+    const created = await tx.changeRequest.create({
       data: {
         id: newId('ChangeRequest'),
         spaceId,
@@ -144,6 +145,8 @@ export async function createChangeRequest(ctx: DomainContext, spaceId: string, r
         revisionId: rows[0].revisionId,
       },
     });
+    await recordEvent(tx, ctx, { type: 'change_request_opened', organizationId: space!.organizationId, objectType: 'change_request', objectId: created.id, payload: { spaceId, number: created.number, subject: created.subject, status: created.status } });
+    return created;
   }, TX_OPTIONS);
 }
 
@@ -159,7 +162,7 @@ export function changeRequestListWhere(spaceId: string, raw: unknown) {
 
 export async function updateChangeRequest(ctx: DomainContext, spaceId: string, idOrNumber: string, raw: unknown): Promise<ChangeRequest> {
   const viewer = ctx.access.requireViewer();
-  const { changeRequest: cr, role } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'read');
+  const { space, changeRequest: cr, role } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'read');
   if (cr.createdById !== viewer.user.id && !atLeast(role, 'edit')) throw forbidden('Only the author or an editor of the space can change a change request');
   const input = parseInput(UpdateChangeRequestInput, raw);
   return transaction(ctx.prisma, async (tx) => {
@@ -167,7 +170,7 @@ export async function updateChangeRequest(ctx: DomainContext, spaceId: string, i
     if (input.status !== undefined && current.status === 'merged') {
       throw conflict('The change request is merged; its status cannot change');
     }
-    return tx.changeRequest.update({
+    const updated = await tx.changeRequest.update({
       where: { id: cr.id },
       data: {
         ...(input.subject !== undefined ? { subject: input.subject } : {}),
@@ -175,6 +178,14 @@ export async function updateChangeRequest(ctx: DomainContext, spaceId: string, i
         updatedAt: ctx.clock.now(),
       },
     });
+    const payload = { spaceId, number: updated.number, subject: updated.subject, status: updated.status, previousStatus: current.status };
+    await recordEvent(
+      tx,
+      ctx,
+      ...(input.subject !== undefined ? [{ type: 'change_request_updated', organizationId: space.organizationId, objectType: 'change_request' as const, objectId: cr.id, payload }] : []),
+      ...(input.status !== undefined && input.status !== current.status ? [{ type: 'change_request_status_updated', organizationId: space.organizationId, objectType: 'change_request' as const, objectId: cr.id, payload }] : []),
+    );
+    return updated;
   }, TX_OPTIONS);
 }
 
@@ -219,6 +230,7 @@ export async function applyChangeRequestContent(ctx: DomainContext, spaceId: str
       where: { id: current.id },
       data: { revisionId: result.revision.id, updatedAt: ctx.clock.now() },
     });
+    await recordEvent(tx, ctx, { type: 'change_request_content_updated', organizationId: space.organizationId, objectType: 'change_request', objectId: cr.id, payload: { spaceId, number: cr.number, revisionId: result.revision.id, previousRevisionId: current.revisionId } });
     return { changeRequest, outcomes: result.outcomes, insertedFiles: result.insertedFiles, revision: result.revision };
   }, TX_OPTIONS);
 }
@@ -287,6 +299,12 @@ export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, id
       where: { id: current.id },
       data: { status: 'merged', revisionMergedId: revision.id, mergedAt: now, updatedAt: now },
     });
+    await recordEvent(
+      tx,
+      ctx,
+      { type: 'change_request_merged', organizationId: space.organizationId, objectType: 'change_request', objectId: cr.id, payload: { spaceId, number: cr.number, subject: cr.subject, revisionId: revision.id } },
+      { type: 'space_content_updated', organizationId: space.organizationId, objectType: 'space', objectId: spaceId, payload: { revisionId: revision.id, previousRevisionId: main.revisionId, changeRequestId: cr.id } },
+    );
     return { result: 'merge', revision: revision.id, changeRequest, conflicts: [] } as MergeOutcome<'merge'>;
   }, TX_OPTIONS);
 }
@@ -324,6 +342,7 @@ export async function updateChangeRequestFromMain(ctx: DomainContext, spaceId: s
       where: { id: current.id },
       data: { revisionId: revision.id, revisionMergedAncestorId: mainId, updatedAt: ctx.clock.now() },
     });
+    await recordEvent(tx, ctx, { type: 'change_request_content_updated', organizationId: spaceRow.organizationId, objectType: 'change_request', objectId: cr.id, payload: { spaceId, number: cr.number, revisionId: revision.id, previousRevisionId: current.revisionId, fromMainRevisionId: mainId } });
     return { result: 'update', revision: revision.id, changeRequest, conflicts: [] } as MergeOutcome<'update'>;
   }, TX_OPTIONS);
 }

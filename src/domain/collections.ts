@@ -14,6 +14,7 @@ import { newId } from '../lib/ids.ts';
 import { AppError, badRequest, conflict, notFound, parseInput } from '../lib/errors.ts';
 import { ROLES } from '../auth/roles.ts';
 import { transaction } from '../db/transaction.ts';
+import { recordEvent } from './events.ts';
 import { lockTree } from '../db/locks.ts';
 
 // ------------------------------------------------------------------ inputs
@@ -171,7 +172,7 @@ export async function createCollection(ctx: DomainContext, organizationId: strin
   return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, organizationId);
     const parent = await requireContainer(ctx, tx, organizationId, input.parent ?? null);
-    return tx.collection.create({
+    const created = await tx.collection.create({
       data: {
         id: newId('Collection'),
         organizationId,
@@ -181,22 +182,26 @@ export async function createCollection(ctx: DomainContext, organizationId: strin
         position: await nextPosition(tx, organizationId, parent?.id ?? null),
       },
     });
+    await recordEvent(tx, ctx, { type: 'collection_created', organizationId, objectType: 'collection', objectId: created.id, payload: { title: created.title, parentId: created.parentId } });
+    return created;
   });
 }
 
 export async function updateCollection(ctx: DomainContext, id: string, raw: unknown): Promise<Collection> {
   const collection = await getCollection(ctx, id, 'admin');
   const input = parseInput(UpdateCollectionInput, raw);
-  return transaction(ctx.prisma, (tx) =>
-    tx.collection.update({
+  return transaction(ctx.prisma, async (tx) => {
+    const updated = await tx.collection.update({
       where: { id: collection.id },
       data: {
         ...(input.title !== undefined ? { title: input.title || 'Untitled' } : {}),
         ...(input.description !== undefined ? { description: input.description || null } : {}),
         ...(input.defaultLevel !== undefined ? { defaultLevel: input.defaultLevel } : {}),
       },
-    }),
-  );
+    });
+    await recordEvent(tx, ctx, { type: 'collection_updated', organizationId: updated.organizationId, objectType: 'collection', objectId: updated.id, payload: { title: updated.title, fields: Object.keys(input) } });
+    return updated;
+  });
 }
 
 // ------------------------------------------------------------------ delete
@@ -266,6 +271,7 @@ export async function deleteCollection(ctx: DomainContext, id: string): Promise<
     await writeOrder(tx, merged);
 
     await tx.collection.delete({ where: { id: c.id } });
+    await recordEvent(tx, ctx, { type: 'collection_deleted', organizationId: c.organizationId, objectType: 'collection', objectId: c.id, payload: { title: c.title } });
     return true;
   });
 }
@@ -313,6 +319,7 @@ export async function moveContent(ctx: DomainContext, item: Movable, raw: unknow
     }
     const placed = [...toList.slice(0, index), current, ...toList.slice(index)];
     await writeOrder(tx, placed);
+    await recordEvent(tx, ctx, { type: `${item.kind}_moved`, organizationId: item.organizationId, objectType: item.kind, objectId: item.id, payload: { fromParentId: fromParent, parentId: toParent, position: index } });
     if (!parentChanges) return;
     await writeOrder(tx, fromWithout);
 
@@ -398,6 +405,8 @@ export async function transferContent(ctx: DomainContext, item: Movable, raw: un
       where: { AND: [onMoved, { OR: [{ teamId: { not: null } }, { userId: { notIn: targetMembers.map((m) => m.userId) } }] }] },
     });
     await tx.contentGrant.updateMany({ where: onMoved, data: { organizationId: to } });
+    const transferred = { type: `${item.kind}_transferred`, objectType: item.kind, objectId: item.id, payload: { fromOrganizationId: from, organizationId: to, spaceIds } } as const;
+    await recordEvent(tx, ctx, { ...transferred, organizationId: from }, { ...transferred, organizationId: to });
   });
 }
 

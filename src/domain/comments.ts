@@ -13,6 +13,7 @@ import { atLeast } from '../auth/roles.ts';
 import { documentToMarkdown } from '../lib/markdown.ts';
 import { loadRevision } from './revisions.ts';
 import { transaction } from '../db/transaction.ts';
+import { recordEvent, type EventInput } from './events.ts';
 
 export const CommentBody = z.union([
   z.strictObject({ markdown: z.string().max(100_000) }),
@@ -126,20 +127,36 @@ export async function postComment(ctx: DomainContext, scope: CommentScope, raw: 
     if (!node) throw badRequest('page', 'no such page in this content');
     pageVersionId = node.v;
   }
-  return ctx.prisma.comment.create({
-    data: {
-      id: newId('Comment'),
-      spaceId: scope.space.id,
-      changeRequestId: scope.changeRequestId,
-      authorId: viewer.user.id,
-      markdown,
-      node: input.node ?? null,
-      pageId: input.page ?? null,
-      pageVersionId,
-      revisionId: scope.revisionId,
-      postedAt: ctx.clock.now(),
-    },
+  return transaction(ctx.prisma, async (tx) => {
+    const created = await tx.comment.create({
+      data: {
+        id: newId('Comment'),
+        spaceId: scope.space.id,
+        changeRequestId: scope.changeRequestId,
+        authorId: viewer.user.id,
+        markdown,
+        node: input.node ?? null,
+        pageId: input.page ?? null,
+        pageVersionId,
+        revisionId: scope.revisionId,
+        postedAt: ctx.clock.now(),
+      },
+    });
+    await recordEvent(tx, ctx, commentEvent(scope, created, 'posted'));
+    return created;
   });
+}
+
+/** The event of a change to a comment or a reply (ids only, never the body). */
+function commentEvent(scope: CommentScope, c: Comment, what: string): EventInput {
+  const reply = c.parentId != null;
+  return {
+    type: `${reply ? 'comment_reply' : 'comment'}_${what}`,
+    organizationId: scope.space.organizationId,
+    objectType: reply ? 'comment_reply' : 'comment',
+    objectId: c.id,
+    payload: { spaceId: c.spaceId, changeRequestId: c.changeRequestId, commentId: c.parentId ?? undefined, pageId: c.pageId },
+  };
 }
 
 export async function postReply(ctx: DomainContext, scope: CommentScope, commentId: string, raw: unknown) {
@@ -147,17 +164,21 @@ export async function postReply(ctx: DomainContext, scope: CommentScope, comment
   const parent = await loadInScope(ctx, scope, commentId, null);
   if (!atLeast(scope.role, 'comment')) throw forbidden('Replying needs the comment role on this space');
   const input = parseInput(PostReplyInput, raw);
-  return ctx.prisma.comment.create({
-    data: {
-      id: newId('CommentReply'),
-      spaceId: parent.spaceId,
-      changeRequestId: parent.changeRequestId,
-      parentId: parent.id,
-      authorId: viewer.user.id,
-      markdown: bodyToMarkdown(input.body, 'body'),
-      revisionId: parent.revisionId,
-      postedAt: ctx.clock.now(),
-    },
+  return transaction(ctx.prisma, async (tx) => {
+    const created = await tx.comment.create({
+      data: {
+        id: newId('CommentReply'),
+        spaceId: parent.spaceId,
+        changeRequestId: parent.changeRequestId,
+        parentId: parent.id,
+        authorId: viewer.user.id,
+        markdown: bodyToMarkdown(input.body, 'body'),
+        revisionId: parent.revisionId,
+        postedAt: ctx.clock.now(),
+      },
+    });
+    await recordEvent(tx, ctx, commentEvent(scope, created, 'posted'));
+    return created;
   });
 }
 
@@ -193,7 +214,15 @@ async function updateCommentOrReply(
     if (input.resolved === true && existing.status !== 'resolved') Object.assign(data, { status: 'resolved', resolvedAt: now, resolvedById: viewer.user.id });
     if (input.resolved === false && existing.status !== 'open') Object.assign(data, { status: 'open', resolvedAt: null, resolvedById: null });
     if (Object.keys(data).length === 0) return tx.comment.findUniqueOrThrow({ where: { id: existing.id } });
-    return tx.comment.update({ where: { id: existing.id }, data });
+    const updated = await tx.comment.update({ where: { id: existing.id }, data });
+    await recordEvent(
+      tx,
+      ctx,
+      ...('markdown' in data ? [commentEvent(scope, updated, 'updated')] : []),
+      ...(input.resolved === true && 'status' in data ? [commentEvent(scope, updated, 'resolved')] : []),
+      ...(input.resolved === false && 'status' in data ? [commentEvent(scope, updated, 'reopened')] : []),
+    );
+    return updated;
   });
 }
 
@@ -217,8 +246,11 @@ export async function deleteComment(ctx: DomainContext, scope: CommentScope, id:
     return false;
   }
   if (!commentPermissions(existing, scope.role, viewer.user.id).delete) throw forbidden('Only the author can delete this comment');
-  const r = await ctx.prisma.comment.deleteMany({ where: { id } });
-  return r.count > 0;
+  return transaction(ctx.prisma, async (tx) => {
+    const r = await tx.comment.deleteMany({ where: { id } });
+    if (r.count > 0) await recordEvent(tx, ctx, commentEvent(scope, existing, 'deleted'));
+    return r.count > 0;
+  });
 }
 
 /** Prisma `where` for the list filters alone (top-level comments; status, page, authors). */

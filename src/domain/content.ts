@@ -12,6 +12,7 @@ import { assertEditable, requireSpaceById } from './spaces.ts';
 import { extractLinks, isInAppUrl, normalizePagePath } from '../lib/markdown.ts';
 import { safeFetch } from '../lib/url-guard.ts';
 import { transaction } from '../db/transaction.ts';
+import { recordEvent } from './events.ts';
 import { lockSpace } from '../db/locks.ts';
 
 // ------------------------------------------------------------------ the page tree of a revision
@@ -313,6 +314,7 @@ export async function applySpaceContentChanges(ctx: DomainContext, spaceId: stri
         fetchFile,
       });
       await tx.space.update({ where: { id: spaceId }, data: { revisionId: result.revision.id } });
+      await recordEvent(tx, ctx, { type: 'space_content_updated', organizationId: space.organizationId, objectType: 'space', objectId: spaceId, payload: { revisionId: result.revision.id, previousRevisionId: current.revisionId, changes: changes.length } });
       return { ...result, spaceId };
     },
     { timeout: 30_000, maxWait: 10_000 },

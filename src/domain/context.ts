@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Access, Viewer } from '../auth/access.ts';
 import type { Services } from '../services.ts';
+import type { EventSource } from '../generated/prisma/client.ts';
 
 export type DomainContext = {
   prisma: Db;
@@ -13,6 +14,8 @@ export type DomainContext = {
   clock: Clock;
   log: Logger;
   viewer: Viewer | null;
+  /** The entry point of this call (`rest`, `graphql`, `job`, `cli`), recorded on its events. */
+  source: EventSource;
   access: Access;
   services: Services;
 };

@@ -23,6 +23,7 @@ import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeEr
 import { ImportError, importFromSource, type ConvertedImport, type Fetcher, type ImportedPage } from '../lib/importers.ts';
 import { codeRanges } from '../lib/markdown.ts';
 import { transaction } from '../db/transaction.ts';
+import { jobActor, recordEvent, type EventInput } from './events.ts';
 import { lockImportJob, lockSpace, lockSpaceAndChangeRequest } from '../db/locks.ts';
 
 /** The model's values (GraphQL); REST's `github-wiki` spelling is translated in rest/. */
@@ -77,6 +78,7 @@ export async function startImport(ctx: DomainContext, target: ImportTarget, raw:
       },
     });
     await ctx.services.jobs.enqueue(tx, 'importContent', { jobId: created.id }, { maxAttempts: 3 });
+    await recordEvent(tx, ctx, { type: 'import_started', organizationId: space.organizationId, objectType: 'import', objectId: created.id, payload: { spaceId: space.id, changeRequestId: created.changeRequestId, importSource: created.source } });
     return created;
   });
   return { ...job, baseRevisionId };
@@ -123,9 +125,14 @@ export async function giveUpImportJob(payload: unknown, deps: TaskDeps, reason: 
     reason.cause === 'worker-lost'
       ? `The import was interrupted ${reason.attempts} ${reason.attempts === 1 ? 'time' : 'times'} (the worker running it stopped) and was given up`
       : `The import failed unexpectedly ${reason.attempts} ${reason.attempts === 1 ? 'time' : 'times'} and was given up`;
-  const r = await deps.prisma.importJob.updateMany({
-    where: { id: jobId, state: { in: ['pending', 'running'] } },
-    data: { state: 'failed', error, finishedAt: deps.clock.now() },
+  const r = await transaction(deps.prisma, async (tx) => {
+    const updated = await tx.importJob.updateMany({
+      where: { id: jobId, state: { in: ['pending', 'running'] } },
+      data: { state: 'failed', error, finishedAt: deps.clock.now() },
+    });
+    const job = updated.count ? await tx.importJob.findUnique({ where: { id: jobId } }) : null;
+    if (job) await recordImportEvent(tx, deps, job, 'import_failed', { givenUp: true });
+    return updated;
   });
   if (r.count) deps.log.warn({ jobId, cause: reason.cause, attempts: reason.attempts }, 'import job given up');
 }
@@ -133,7 +140,10 @@ export async function giveUpImportJob(payload: unknown, deps: TaskDeps, reason: 
 export async function runImportJob(deps: TaskDeps, jobId: string): Promise<void> {
   const job = await deps.prisma.importJob.findUnique({ where: { id: jobId } });
   if (!job || job.state === 'complete' || job.state === 'failed') return;
-  await deps.prisma.importJob.updateMany({ where: { id: jobId, state: { in: ['pending', 'running'] } }, data: { state: 'running' } });
+  await transaction(deps.prisma, async (tx) => {
+    const r = await tx.importJob.updateMany({ where: { id: jobId, state: { in: ['pending', 'running'] } }, data: { state: 'running' } });
+    if (r.count) await recordImportEvent(tx, deps, job, 'import_running');
+  });
   try {
     const converted = await convertImport(job.source as ImportSource, job.url, { allowPrivate: deps.config.allowPrivateFetch });
     if (converted.pages.length === 0 && converted.files.length === 0) throw new ImportError('Nothing to import was found at this URL');
@@ -152,9 +162,12 @@ export async function runImportJob(deps: TaskDeps, jobId: string): Promise<void>
   } catch (e) {
     const expected = e instanceof ImportError || e instanceof AppError;
     if (!expected) deps.log.error({ err: e, jobId }, 'import failed unexpectedly');
-    await deps.prisma.importJob.updateMany({
-      where: { id: jobId, state: { in: ['pending', 'running'] } },
-      data: { state: 'failed', error: expected ? (e as Error).message : 'The import failed unexpectedly', finishedAt: deps.clock.now() },
+    await transaction(deps.prisma, async (tx) => {
+      const r = await tx.importJob.updateMany({
+        where: { id: jobId, state: { in: ['pending', 'running'] } },
+        data: { state: 'failed', error: expected ? (e as Error).message : 'The import failed unexpectedly', finishedAt: deps.clock.now() },
+      });
+      if (r.count) await recordImportEvent(tx, deps, job, 'import_failed');
     });
   }
 }
@@ -250,6 +263,23 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
     where: { id: job.id },
     data: { state: 'complete', revisionId: revision.id, importedResources: versions.length + files.length, totalResources: Math.max(totalResources, versions.length + files.length), finishedAt: now, error: null },
   });
+  const updated = job.changeRequestId
+    ? { type: 'change_request_content_updated', objectType: 'change_request' as const, objectId: job.changeRequestId, payload: { spaceId: job.spaceId, revisionId: revision.id, previousRevisionId: baseRevisionId, importId: job.id } }
+    : { type: 'space_content_updated', objectType: 'space' as const, objectId: job.spaceId, payload: { revisionId: revision.id, previousRevisionId: baseRevisionId, importId: job.id } };
+  await recordImportEvent(tx, deps, job, 'import_completed', { revisionId: revision.id, importedResources: versions.length + files.length }, updated);
+}
+
+/** Events of an import job's progress (source `job`), in the organization of its space. */
+async function recordImportEvent(tx: Tx, deps: TaskDeps, job: ImportJob, type: string, payload: Record<string, unknown> = {}, ...more: Array<Omit<EventInput, 'organizationId'>>) {
+  const space = await tx.space.findUnique({ where: { id: job.spaceId }, select: { organizationId: true } });
+  if (!space) return;
+  const organizationId = space.organizationId;
+  await recordEvent(
+    tx,
+    jobActor(deps),
+    { type, organizationId, objectType: 'import', objectId: job.id, payload: { spaceId: job.spaceId, changeRequestId: job.changeRequestId, ...payload } },
+    ...more.map((e) => ({ ...e, organizationId })),
+  );
 }
 
 /**

@@ -21,7 +21,9 @@ import type { TaskDeps } from './context.ts';
 import type { OpenApiSpec } from '../generated/prisma/client.ts';
 import { safeFetch, FetchTimeoutError } from '../lib/url-guard.ts';
 import { parseOpenApi } from '../lib/openapi-parse.ts';
+import type { Tx } from '../db/client.ts';
 import { transaction } from '../db/transaction.ts';
+import { jobActor, recordEvent } from './events.ts';
 import { lockOpenApiSpec } from '../db/locks.ts';
 
 /** Fetch limits of the processing job. Mutable so tests can shorten the timeout. */
@@ -118,6 +120,7 @@ export async function createOpenApiSpec(ctx: DomainContext, organizationId: stri
         data: { id: newId('OpenApiSpec'), organizationId, slug: input.slug, ...sourceColumns(input.source), processingState: 'pending', createdAt: now, updatedAt: now },
       });
       await ctx.services.jobs.enqueue(tx, 'processOpenApiSpec', { specId: spec.id }, { jobKey: spec.id });
+      await recordEvent(tx, ctx, { type: 'openapi_spec_created', organizationId, objectType: 'openapi_spec', objectId: spec.id, payload: { slug: spec.slug } });
       return spec;
     });
   } catch (err) {
@@ -147,6 +150,7 @@ export async function upsertOpenApiSpec(ctx: DomainContext, organizationId: stri
         });
       }
       await ctx.services.jobs.enqueue(tx, 'processOpenApiSpec', { specId: spec.id }, { jobKey: spec.id });
+      await recordEvent(tx, ctx, { type: existing ? 'openapi_spec_updated' : 'openapi_spec_created', organizationId, objectType: 'openapi_spec', objectId: spec.id, payload: { slug } });
       return { spec, created: !existing };
     });
   } catch (err) {
@@ -157,8 +161,12 @@ export async function upsertOpenApiSpec(ctx: DomainContext, organizationId: stri
 /** Idempotent: true when deleted (with its versions), false when no spec had that slug. */
 export async function deleteOpenApiSpec(ctx: DomainContext, organizationId: string, slug: string) {
   await ctx.access.requireOrg(organizationId, 'openApiSpec:write');
-  const r = await ctx.prisma.openApiSpec.deleteMany({ where: { organizationId, slug } });
-  return r.count > 0;
+  return transaction(ctx.prisma, async (tx) => {
+    const gone = await tx.openApiSpec.findMany({ where: { organizationId, slug }, select: { id: true } });
+    const r = await tx.openApiSpec.deleteMany({ where: { organizationId, slug } });
+    for (const spec of gone) await recordEvent(tx, ctx, { type: 'openapi_spec_deleted', organizationId, objectType: 'openapi_spec', objectId: spec.id, payload: { slug } });
+    return r.count > 0;
+  });
 }
 
 // ------------------------------------------------------------------ processing job
@@ -203,7 +211,12 @@ export async function processOpenApiSpec(payload: unknown, deps: TaskDeps) {
   const { prisma, clock, log } = deps;
   const spec = await prisma.openApiSpec.findUnique({ where: { id: specId } });
   if (!spec) return;
-  await prisma.openApiSpec.updateMany({ where: { id: specId }, data: { processingState: 'progress', updatedAt: spec.updatedAt } });
+  await transaction(prisma, async (tx) => {
+    const r = await tx.openApiSpec.updateMany({ where: { id: specId }, data: { processingState: 'progress', updatedAt: spec.updatedAt } });
+    if (r.count) await recordEvent(tx, jobActor(deps), { type: 'openapi_spec_processing_started', organizationId: spec.organizationId, objectType: 'openapi_spec', objectId: specId, payload: { slug: spec.slug } });
+  });
+  const processed = (tx: Tx, extra: Record<string, unknown>) =>
+    recordEvent(tx, jobActor(deps), { type: 'openapi_spec_processed', organizationId: spec.organizationId, objectType: 'openapi_spec', objectId: specId, payload: { slug: spec.slug, ...extra } });
 
   let outcome: { ok: true; filesystem: unknown; hash: string } | { ok: false; code: OpenApiProcessErrorCode; message: string };
   try {
@@ -228,6 +241,7 @@ export async function processOpenApiSpec(payload: unknown, deps: TaskDeps) {
         where: { id: specId },
         data: { processingState: 'complete', lastProcessErrorCode: outcome.code, lastProcessedAt: now, updatedAt: now },
       });
+      await processed(tx, { errorCode: outcome.code });
       return;
     }
     const last = current.lastVersionId
@@ -252,6 +266,7 @@ export async function processOpenApiSpec(payload: unknown, deps: TaskDeps) {
       where: { id: specId },
       data: { processingState: 'complete', lastProcessErrorCode: null, lastProcessedAt: now, lastVersionId, updatedAt: now },
     });
+    await processed(tx, { versionId: lastVersionId, newVersion: lastVersionId !== current.lastVersionId });
   });
 }
 
@@ -266,9 +281,16 @@ export async function giveUpOpenApiSpec(payload: unknown, deps: TaskDeps, reason
   if (!parsed.success) return;
   const { specId } = parsed.data;
   const now = deps.clock.now();
-  const r = await deps.prisma.openApiSpec.updateMany({
-    where: { id: specId, processingState: 'progress' },
-    data: { processingState: 'complete', lastProcessErrorCode: 'FETCH_ERROR', lastProcessedAt: now, updatedAt: now },
+  const r = await transaction(deps.prisma, async (tx) => {
+    const updated = await tx.openApiSpec.updateMany({
+      where: { id: specId, processingState: 'progress' },
+      data: { processingState: 'complete', lastProcessErrorCode: 'FETCH_ERROR', lastProcessedAt: now, updatedAt: now },
+    });
+    const spec = updated.count ? await tx.openApiSpec.findUnique({ where: { id: specId }, select: { organizationId: true, slug: true } }) : null;
+    if (spec) {
+      await recordEvent(tx, jobActor(deps), { type: 'openapi_spec_processed', organizationId: spec.organizationId, objectType: 'openapi_spec', objectId: specId, payload: { slug: spec.slug, errorCode: 'FETCH_ERROR', givenUp: true } });
+    }
+    return updated;
   });
   if (r.count) deps.log.warn({ specId, cause: reason.cause, attempts: reason.attempts }, 'OpenAPI specification processing given up');
 }

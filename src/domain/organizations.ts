@@ -5,6 +5,7 @@ import type { DomainContext } from './context.ts';
 import { parseInput, badRequest } from '../lib/errors.ts';
 import { OrganizationTitle, RoleOrGuest } from './users.ts';
 import { transaction } from '../db/transaction.ts';
+import { recordEvent } from './events.ts';
 
 const Hostname = z
   .string()
@@ -41,21 +42,26 @@ export async function updateOrganization(ctx: DomainContext, id: string, rawInpu
       if (taken) throw badRequest('hostname', 'already taken');
     }
     const { defaultContent, ...rest } = input;
-    return tx.organization.update({
+    const updated = await tx.organization.update({
       where: { id },
       data: {
         ...rest,
         ...(defaultContent !== undefined ? { defaultContent: defaultContent ?? (null as never) } : {}),
       },
     });
+    await recordEvent(tx, ctx, { type: 'organization_updated', organizationId: id, objectType: 'organization', objectId: id, payload: { title: updated.title, fields: Object.keys(input) } });
+    return updated;
   });
 }
 
 /** Idempotent: true when an invite was deleted, false when it did not exist. */
 export async function deleteLinkInvite(ctx: DomainContext, organizationId: string, inviteId: string) {
   await ctx.access.requireOrg(organizationId, 'organization:admin');
-  const r = await ctx.prisma.linkInvite.deleteMany({ where: { id: inviteId, organizationId } });
-  return r.count > 0;
+  return transaction(ctx.prisma, async (tx) => {
+    const r = await tx.linkInvite.deleteMany({ where: { id: inviteId, organizationId } });
+    if (r.count > 0) await recordEvent(tx, ctx, { type: 'invite_deleted', organizationId, objectType: 'invite', objectId: inviteId });
+    return r.count > 0;
+  });
 }
 
 /**

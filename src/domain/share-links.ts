@@ -14,6 +14,7 @@ import { newId, newSecret } from '../lib/ids.ts';
 import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { requireSite } from './sites.ts';
 import { transaction } from '../db/transaction.ts';
+import { recordEvent } from './events.ts';
 
 export const ShareLinkName = z.string().max(50);
 export const CreateShareLinkInput = z.strictObject({ name: ShareLinkName });
@@ -22,8 +23,13 @@ export const UpdateShareLinkInput = z.strictObject({ active: z.boolean().optiona
 export async function createShareLink(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<ShareLink> {
   const site = await requireSite(ctx, organizationId, siteId, 'shareLink:manage');
   const input = parseInput(CreateShareLinkInput, raw);
-  return ctx.prisma.shareLink.create({
-    data: { id: newId('ShareLink'), siteId: site.id, name: input.name, key: newSecret(SHARE_KEY_PREFIX), active: true, createdAt: ctx.clock.now() },
+  return transaction(ctx.prisma, async (tx) => {
+    const link = await tx.shareLink.create({
+      data: { id: newId('ShareLink'), siteId: site.id, name: input.name, key: newSecret(SHARE_KEY_PREFIX), active: true, createdAt: ctx.clock.now() },
+    });
+    // Never the key: it is a credential.
+    await recordEvent(tx, ctx, { type: 'share_link_created', organizationId: site.organizationId, objectType: 'share_link', objectId: link.id, payload: { siteId: site.id, name: link.name } });
+    return link;
   });
 }
 
@@ -34,13 +40,18 @@ export async function updateShareLink(ctx: DomainContext, organizationId: string
   return transaction(ctx.prisma, async (tx) => {
     const link = await tx.shareLink.findFirst({ where: { id: shareLinkId, siteId: site.id } });
     if (!link) throw notFound('Share link');
-    return tx.shareLink.update({ where: { id: link.id }, data: input });
+    const updated = await tx.shareLink.update({ where: { id: link.id }, data: input });
+    await recordEvent(tx, ctx, { type: 'share_link_updated', organizationId: site.organizationId, objectType: 'share_link', objectId: link.id, payload: { siteId: site.id, name: updated.name, active: updated.active } });
+    return updated;
   });
 }
 
 /** Idempotent: true when the link was deleted, false when it did not exist. */
 export async function deleteShareLink(ctx: DomainContext, organizationId: string | undefined, siteId: string, shareLinkId: string): Promise<boolean> {
   const site = await requireSite(ctx, organizationId, siteId, 'shareLink:manage');
-  const r = await ctx.prisma.shareLink.deleteMany({ where: { id: shareLinkId, siteId: site.id } });
-  return r.count > 0;
+  return transaction(ctx.prisma, async (tx) => {
+    const r = await tx.shareLink.deleteMany({ where: { id: shareLinkId, siteId: site.id } });
+    if (r.count > 0) await recordEvent(tx, ctx, { type: 'share_link_deleted', organizationId: site.organizationId, objectType: 'share_link', objectId: shareLinkId, payload: { siteId: site.id } });
+    return r.count > 0;
+  });
 }

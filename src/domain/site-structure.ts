@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
-import type { SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
+import type { Site, SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
+import { recordEvent, type EventInput, type EventObjectType } from './events.ts';
 import { newId } from '../lib/ids.ts';
 import { badRequest, conflict, notFound, parseInput } from '../lib/errors.ts';
 import { parseCondition } from '../lib/conditions.ts';
@@ -35,6 +36,15 @@ import {
   ItemPointer,
   SortSiteStructureInput,
 } from './site-order.ts';
+
+/** An event of a change to a site's structure (the site's id in the payload). */
+const structureEvent = (site: Site, type: string, objectType: EventObjectType, objectId: string, payload: Record<string, unknown> = {}): EventInput => ({
+  type,
+  organizationId: site.organizationId,
+  objectType,
+  objectId,
+  payload: { siteId: site.id, ...payload },
+});
 
 // ------------------------------------------------------------------ values and inputs
 
@@ -132,6 +142,7 @@ export async function addSectionToSite(ctx: DomainContext, organizationId: strin
     if (defaultSectionId !== snap.defaultSiteSectionId || !defaultSectionId) {
       await tx.site.update({ where: { id: siteId }, data: { defaultSiteSectionId: defaultSectionId ?? sectionId } });
     }
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_created', 'site_section', sectionId, { title, spaceId: space.id, siteSpaceId }));
     return section;
   });
 }
@@ -142,7 +153,7 @@ async function requireSection(tx: Tx, snap: StructureSnapshot, sectionId: string
 }
 
 export async function updateSiteSection(ctx: DomainContext, organizationId: string | undefined, siteId: string, sectionId: string, raw: unknown): Promise<SiteSection> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(UpdateSectionInput, raw);
   checkCondition('condition', input.condition);
   return structural(ctx, siteId, async (tx, snap) => {
@@ -154,16 +165,18 @@ export async function updateSiteSection(ctx: DomainContext, organizationId: stri
       throw badRequest('defaultSiteSpace', 'not a site space of this section');
     }
     const { defaultSiteSpace, ...rest } = input;
-    return tx.siteSection.update({
+    const updated = await tx.siteSection.update({
       where: { id: sectionId },
       data: { ...rest, ...(defaultSiteSpace !== undefined ? { defaultSiteSpaceId: defaultSiteSpace } : {}) },
     });
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_updated', 'site_section', sectionId, { title: updated.title, fields: Object.keys(input) }));
+    return updated;
   });
 }
 
 /** Idempotent. The section's site spaces go with it; the next section becomes the default. */
 export async function deleteSiteSection(ctx: DomainContext, organizationId: string | undefined, siteId: string, sectionId: string): Promise<boolean> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   return structural(ctx, siteId, async (tx, snap) => {
     if (!snap.sections.has(sectionId)) return false;
     const container = containerOf(snap, { type: 'site_section', id: sectionId });
@@ -174,6 +187,7 @@ export async function deleteSiteSection(ctx: DomainContext, organizationId: stri
     if (snap.defaultSiteSectionId === sectionId) {
       await tx.site.update({ where: { id: siteId }, data: { defaultSiteSectionId: sectionsInOrder(snap)[0] ?? null } });
     }
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_deleted', 'site_section', sectionId));
     return true;
   });
 }
@@ -181,7 +195,7 @@ export async function deleteSiteSection(ctx: DomainContext, organizationId: stri
 // ------------------------------------------------------------------ section groups
 
 export async function addSectionGroupToSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<SiteSectionGroup> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(AddGroupInput, raw);
   return structural(ctx, siteId, async (tx, snap) => {
     const listed = input.sections ?? [];
@@ -207,6 +221,7 @@ export async function addSectionGroupToSite(ctx: DomainContext, organizationId: 
     await writeOrder(tx, snap, { kind: 'group', id }, listed.map((s) => ({ type: 'site_section' as const, id: s })));
     await writeOrder(tx, snap, ROOT, insertAt(remaining, { type: 'site_section_group', id }, index));
     for (const g of oldGroups) await writeOrder(tx, snap, { kind: 'group', id: g }, children(snap, { kind: 'group', id: g }));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_group_created', 'site_section_group', id, { title: group.title, sections: listed }));
     return { ...group, position: snap.groups.get(id)!.position };
   });
 }
@@ -217,30 +232,33 @@ async function requireGroup(tx: Tx, snap: StructureSnapshot, groupId: string): P
 }
 
 export async function updateSiteSectionGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, raw: unknown): Promise<SiteSectionGroup> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(UpdateGroupInput, raw);
   return structural(ctx, siteId, async (tx, snap) => {
     await requireGroup(tx, snap, groupId);
-    return tx.siteSectionGroup.update({ where: { id: groupId }, data: input });
+    const updated = await tx.siteSectionGroup.update({ where: { id: groupId }, data: input });
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_group_updated', 'site_section_group', groupId, { title: updated.title, fields: Object.keys(input) }));
+    return updated;
   });
 }
 
 /** Idempotent. The group's sections return to the top level, in place of the group. */
 export async function deleteSiteSectionGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string): Promise<boolean> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   return structural(ctx, siteId, async (tx, snap) => {
     if (!snap.groups.has(groupId)) return false;
     const members = children(snap, { kind: 'group', id: groupId });
     const root = children(snap, ROOT).flatMap((r) => (r.type === 'site_section_group' && r.id === groupId ? members : [r]));
     await writeOrder(tx, snap, ROOT, root);
     await tx.siteSectionGroup.delete({ where: { id: groupId } });
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_group_deleted', 'site_section_group', groupId));
     return true;
   });
 }
 
 /** Put a section into a group (at its end). Idempotent when it is already there. */
 export async function addSectionToGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, raw: unknown): Promise<SiteSectionGroup> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(AddSectionToGroupInput, raw);
   return structural(ctx, siteId, async (tx, snap) => {
     const group = await requireGroup(tx, snap, groupId);
@@ -252,13 +270,14 @@ export async function addSectionToGroup(ctx: DomainContext, organizationId: stri
     const target: Container = { kind: 'group', id: groupId };
     await writeOrder(tx, snap, target, [...children(snap, target), item]);
     await writeOrder(tx, snap, from, children(snap, from));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_moved', 'site_section', section.id, { groupId, fromGroupId: section.groupId }));
     return group;
   });
 }
 
 /** Take a section out of a group; it goes to the top level right after the group. Idempotent. */
 export async function removeSectionFromGroup(ctx: DomainContext, organizationId: string | undefined, siteId: string, groupId: string, sectionId: string): Promise<boolean> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   return structural(ctx, siteId, async (tx, snap) => {
     await requireGroup(tx, snap, groupId);
     if (snap.sections.get(sectionId)?.groupId !== groupId) return false;
@@ -267,6 +286,7 @@ export async function removeSectionFromGroup(ctx: DomainContext, organizationId:
     await writeOrder(tx, snap, ROOT, insertAt(root, { type: 'site_section', id: sectionId }, at));
     const group: Container = { kind: 'group', id: groupId };
     await writeOrder(tx, snap, group, children(snap, group));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_moved', 'site_section', sectionId, { groupId: null, fromGroupId: groupId }));
     return true;
   });
 }
@@ -306,6 +326,7 @@ export async function addSpaceToSite(ctx: DomainContext, organizationId: string 
       },
     });
     await ensureDefault(tx, snap, container, id);
+    await recordEvent(tx, ctx, structureEvent(site, 'site_space_created', 'site_space', id, { spaceId: space.id, sectionId: row.sectionId }));
     return row;
   });
 }
@@ -340,7 +361,7 @@ export async function updateSiteSpace(ctx: DomainContext, organizationId: string
       throw conflict(`path: "${input.path}" is already the path of another site space ${container.kind === 'section' ? 'in this section' : 'of this site'}`);
     }
     if (space && siblings.some((s) => s.spaceId === space.id)) throw conflict(`spaceId: the space is already shown ${container.kind === 'section' ? 'in this section' : 'on this site'}`);
-    return tx.siteSpace.update({
+    const updated = await tx.siteSpace.update({
       where: { id: siteSpaceId },
       data: {
         ...(input.path !== undefined ? { path: input.path } : {}),
@@ -348,12 +369,14 @@ export async function updateSiteSpace(ctx: DomainContext, organizationId: string
         ...(space ? { spaceId: space.id } : {}),
       },
     });
+    await recordEvent(tx, ctx, structureEvent(site, 'site_space_updated', 'site_space', siteSpaceId, { spaceId: updated.spaceId, sectionId: updated.sectionId, fields: Object.keys(input) }));
+    return updated;
   });
 }
 
 /** Idempotent. When the default site space goes, the next one in its container becomes default. */
 export async function deleteSiteSpace(ctx: DomainContext, organizationId: string | undefined, siteId: string, siteSpaceId: string): Promise<boolean> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   return structural(ctx, siteId, async (tx, snap) => {
     const current = snap.siteSpaces.get(siteSpaceId);
     if (!current) return false;
@@ -363,6 +386,7 @@ export async function deleteSiteSpace(ctx: DomainContext, organizationId: string
     const rest = children(snap, container);
     await writeOrder(tx, snap, container, rest);
     await ensureDefault(tx, snap, container, rest[0]?.id ?? null);
+    await recordEvent(tx, ctx, structureEvent(site, 'site_space_deleted', 'site_space', siteSpaceId, { spaceId: current.spaceId, sectionId: current.sectionId }));
     return true;
   });
 }
@@ -383,7 +407,7 @@ export async function moveStructureItem(
   position: MovePosition | undefined,
   anchorTypes?: readonly StructureItemType[],
 ): Promise<ItemRef> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   for (const side of ['before', 'after'] as const) {
     const anchor = position?.[side];
     if (anchor && anchorTypes && !anchorTypes.includes(anchor.type)) throw badRequest(`position.${side}.type`, `must be ${anchorTypes.join(' or ')}`);
@@ -408,6 +432,7 @@ export async function moveStructureItem(
       }
       await ensureDefault(tx, snap, plan.to, item.id);
     }
+    await recordEvent(tx, ctx, structureEvent(site, `${item.type}_moved`, item.type, item.id, { position: position ?? null }));
     return item;
   });
 }

@@ -21,6 +21,7 @@ import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { applyChanges, slugify } from './revisions.ts';
 import { createSpaceInTransaction } from './spaces.ts';
 import { transaction } from '../db/transaction.ts';
+import { recordEvent } from './events.ts';
 import { hasSections, structural } from './site-order.ts';
 
 // ------------------------------------------------------------------ values and inputs
@@ -190,12 +191,13 @@ export async function createSite(ctx: DomainContext, organizationId: string, raw
       await tx.siteSpace.createMany({ data: rows });
       await tx.site.update({ where: { id }, data: { defaultSiteSpaceId: rows[0].id } });
     }
+    await recordEvent(tx, ctx, { type: 'site_created', organizationId, objectType: 'site', objectId: id, payload: { title, spaceIds: spaces.map((s) => s.id) } });
     return tx.site.findUniqueOrThrow({ where: { id } });
   });
 }
 
 export async function updateSite(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown): Promise<Site> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   const input = parseInput(UpdateSiteInput, raw);
   return structural(ctx, siteId, async (tx, snap) => {
     const data: Prisma.SiteUpdateInput = {};
@@ -221,7 +223,9 @@ export async function updateSite(ctx: DomainContext, organizationId: string | un
         data.defaultSiteSpaceId = ss.id;
       }
     }
-    return tx.site.update({ where: { id: siteId }, data: { ...data, updatedAt: ctx.clock.now() } });
+    const updated = await tx.site.update({ where: { id: siteId }, data: { ...data, updatedAt: ctx.clock.now() } });
+    await recordEvent(tx, ctx, { type: 'site_updated', organizationId: site.organizationId, objectType: 'site', objectId: siteId, payload: { title: updated.title, fields: Object.keys(input) } });
+    return updated;
   });
 }
 
@@ -231,6 +235,7 @@ export async function deleteSite(ctx: DomainContext, organizationId: string, sit
   return transaction(ctx.prisma, async (tx) => {
     const r = await tx.site.deleteMany({ where: { id: siteId, organizationId } });
     if (r.count === 0) return false;
+    await recordEvent(tx, ctx, { type: 'site_deleted', organizationId, objectType: 'site', objectId: siteId });
     // The organization's default content must not point at a deleted site.
     const org = await tx.organization.findUnique({ where: { id: organizationId }, select: { defaultContent: true } });
     const dc = org?.defaultContent as { site?: string } | null;
@@ -244,17 +249,23 @@ export async function deleteSite(ctx: DomainContext, organizationId: string, sit
  * without content cannot be published (400). Publishing a published site changes nothing.
  */
 export async function publishSite(ctx: DomainContext, organizationId: string | undefined, siteId: string): Promise<Site> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   return transaction(ctx.prisma, async (tx) => {
     const content = await tx.siteSpace.count({ where: { siteId, space: { deletedAt: null } } });
     if (content === 0) throw badRequest('siteSpaces', 'the site has no content to publish; add a space first');
-    return tx.site.update({ where: { id: siteId }, data: { published: true, updatedAt: ctx.clock.now() } });
+    const updated = await tx.site.update({ where: { id: siteId }, data: { published: true, updatedAt: ctx.clock.now() } });
+    await recordEvent(tx, ctx, { type: 'site_published', organizationId: site.organizationId, objectType: 'site', objectId: siteId, payload: { title: updated.title } });
+    return updated;
   });
 }
 
 export async function unpublishSite(ctx: DomainContext, organizationId: string | undefined, siteId: string): Promise<Site> {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
-  return ctx.prisma.site.update({ where: { id: siteId }, data: { published: false, updatedAt: ctx.clock.now() } });
+  const site = await requireSite(ctx, organizationId, siteId, 'site:write');
+  return transaction(ctx.prisma, async (tx) => {
+    const updated = await tx.site.update({ where: { id: siteId }, data: { published: false, updatedAt: ctx.clock.now() } });
+    await recordEvent(tx, ctx, { type: 'site_unpublished', organizationId: site.organizationId, objectType: 'site', objectId: siteId, payload: { title: updated.title } });
+    return updated;
+  });
 }
 
 // ------------------------------------------------------------------ adaptive content
@@ -369,13 +380,17 @@ export async function getAdaptiveSchema(ctx: DomainContext, organizationId: stri
 }
 
 export async function putAdaptiveSchema(ctx: DomainContext, organizationId: string | undefined, siteId: string, raw: unknown) {
-  await requireSite(ctx, organizationId, siteId, 'site:write');
+  const before = await requireSite(ctx, organizationId, siteId, 'site:write');
   const { jsonSchema } = parseInput(PutAdaptiveSchemaInput, raw);
   const schema = checkAdaptiveSchema(jsonSchema);
   const now = ctx.clock.now();
-  const site = await ctx.prisma.site.update({
-    where: { id: siteId },
-    data: { adaptiveSchema: schema as unknown as Prisma.InputJsonValue, adaptiveSchemaUpdatedAt: now },
+  const site = await transaction(ctx.prisma, async (tx) => {
+    const updated = await tx.site.update({
+      where: { id: siteId },
+      data: { adaptiveSchema: schema as unknown as Prisma.InputJsonValue, adaptiveSchemaUpdatedAt: now },
+    });
+    await recordEvent(tx, ctx, { type: 'site_adaptive_schema_updated', organizationId: before.organizationId, objectType: 'site', objectId: siteId });
+    return updated;
   });
   return { jsonSchema: site.adaptiveSchema as AdaptiveJsonSchema, updatedAt: now };
 }

@@ -24,6 +24,7 @@ import { issueToken } from '../auth/tokens.ts';
 import { parseCertificate } from '../lib/x509.ts';
 import { validateSamlResponse } from '../lib/saml-response.ts';
 import { transaction } from '../db/transaction.ts';
+import { recordEvent } from './events.ts';
 
 const SamlLabel = z.string().trim().min(1).max(30);
 const SamlFields = {
@@ -144,9 +145,11 @@ export async function createSamlProvider(ctx: DomainContext, organizationId: str
   const input = parseInput(CreateSamlProviderInput, rawInput);
   return transaction(ctx.prisma, async (tx) => {
     const data = await providerColumns(tx, organizationId, input);
-    return tx.samlProvider.create({
+    const provider = await tx.samlProvider.create({
       data: { id: newId('SamlProvider'), organizationId, label: input.label, ...data, createdAt: ctx.clock.now() },
     });
+    await recordEvent(tx, ctx, { type: 'saml_provider_created', organizationId, objectType: 'saml_provider', objectId: provider.id, payload: { title: provider.label } });
+    return provider;
   });
 }
 
@@ -157,15 +160,20 @@ export async function updateSamlProvider(ctx: DomainContext, organizationId: str
     const existing = await tx.samlProvider.findFirst({ where: { id, organizationId }, select: { id: true } });
     if (!existing) throw notFound('SAML provider');
     const data = await providerColumns(tx, organizationId, input);
-    return tx.samlProvider.update({ where: { id }, data });
+    const provider = await tx.samlProvider.update({ where: { id }, data });
+    await recordEvent(tx, ctx, { type: 'saml_provider_updated', organizationId, objectType: 'saml_provider', objectId: id, payload: { title: provider.label, fields: Object.keys(input) } });
+    return provider;
   });
 }
 
 /** Idempotent: true when deleted, false when it did not exist (the organization must). */
 export async function deleteSamlProvider(ctx: DomainContext, organizationId: string, id: string) {
   await ctx.access.requireOrg(organizationId, 'samlProvider:write');
-  const r = await ctx.prisma.samlProvider.deleteMany({ where: { id, organizationId } });
-  return r.count > 0;
+  return transaction(ctx.prisma, async (tx) => {
+    const r = await tx.samlProvider.deleteMany({ where: { id, organizationId } });
+    if (r.count > 0) await recordEvent(tx, ctx, { type: 'saml_provider_deleted', organizationId, objectType: 'saml_provider', objectId: id });
+    return r.count > 0;
+  });
 }
 
 // ------------------------------------------------------------------ sign-in

@@ -8,6 +8,7 @@ import type { Prisma, TeamRole } from '../generated/prisma/client.ts';
 import { newId } from '../lib/ids.ts';
 import { parseInput, notFound, forbidden, badRequest } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
+import { recordEvent } from './events.ts';
 
 export const TeamTitle = z.string().trim().min(1).max(64);
 export const TeamRoleSchema = z.enum(['owner', 'member']);
@@ -102,6 +103,7 @@ export async function createTeam(ctx: DomainContext, organizationId: string, raw
     if (roles.size) {
       await tx.teamMember.createMany({ data: [...roles].map(([userId, role]) => ({ teamId: team.id, userId, role, createdAt: now })) });
     }
+    await recordEvent(tx, ctx, { type: 'team_created', organizationId, objectType: 'team', objectId: team.id, payload: { title: team.title, members: [...roles.keys()] } });
     return team;
   });
 }
@@ -109,7 +111,11 @@ export async function createTeam(ctx: DomainContext, organizationId: string, raw
 export async function updateTeam(ctx: DomainContext, organizationId: string, teamId: string, raw: unknown) {
   await requireTeam(ctx, organizationId, teamId, 'admin');
   const input = parseInput(UpdateTeamInput, raw);
-  return transaction(ctx.prisma, (tx) => tx.team.update({ where: { id: teamId }, data: { title: input.title } }));
+  return transaction(ctx.prisma, async (tx) => {
+    const team = await tx.team.update({ where: { id: teamId }, data: { title: input.title } });
+    await recordEvent(tx, ctx, { type: 'team_updated', organizationId, objectType: 'team', objectId: teamId, payload: { title: team.title } });
+    return team;
+  });
 }
 
 /** True when deleted, false when there was no such team. Its grants go with it. */
@@ -117,7 +123,11 @@ export async function deleteTeam(ctx: DomainContext, organizationId: string, tea
   const found = await teamWithPermissions(ctx, organizationId, teamId);
   if (!found) return false;
   if (!found.permissions.admin) throw forbidden(MANAGE_ONLY);
-  const r = await transaction(ctx.prisma, (tx) => tx.team.deleteMany({ where: { id: teamId, organizationId } }));
+  const r = await transaction(ctx.prisma, async (tx) => {
+    const deleted = await tx.team.deleteMany({ where: { id: teamId, organizationId } });
+    if (deleted.count > 0) await recordEvent(tx, ctx, { type: 'team_deleted', organizationId, objectType: 'team', objectId: teamId, payload: { title: found.team.title } });
+    return deleted;
+  });
   return r.count > 0;
 }
 
@@ -155,6 +165,7 @@ export async function updateTeamMembers(ctx: DomainContext, organizationId: stri
       if (userIds.length) await tx.teamMember.updateMany({ where: { teamId, userId: { in: userIds } }, data: { role } });
     }
     if (removed.size) await tx.teamMember.deleteMany({ where: { teamId, userId: { in: [...removed] } } });
+    await recordEvent(tx, ctx, { type: 'team_members_updated', organizationId, objectType: 'team', objectId: teamId, payload: { added: [...roles].map(([userId, role]) => ({ userId, role })), removed: [...removed] } });
     return team;
   });
 }
@@ -166,18 +177,24 @@ export async function setTeamMember(ctx: DomainContext, organizationId: string, 
   return transaction(ctx.prisma, async (tx) => {
     const member = await tx.member.findUnique({ where: { organizationId_userId: { organizationId, userId } }, select: { id: true } });
     if (!member) throw notFound('Member');
-    return tx.teamMember.upsert({
+    const membership = await tx.teamMember.upsert({
       where: { teamId_userId: { teamId, userId } },
       create: { teamId, userId, role: input.role ?? 'member', createdAt: ctx.clock.now() },
       update: input.role ? { role: input.role } : {},
     });
+    await recordEvent(tx, ctx, { type: 'team_members_updated', organizationId, objectType: 'team', objectId: teamId, payload: { added: [{ userId, role: membership.role }], removed: [] } });
+    return membership;
   });
 }
 
 /** True when removed, false when the user was not in the team. */
 export async function removeTeamMember(ctx: DomainContext, organizationId: string, teamId: string, userId: string) {
   await requireTeam(ctx, organizationId, teamId, 'admin');
-  const r = await transaction(ctx.prisma, (tx) => tx.teamMember.deleteMany({ where: { teamId, userId } }));
+  const r = await transaction(ctx.prisma, async (tx) => {
+    const deleted = await tx.teamMember.deleteMany({ where: { teamId, userId } });
+    if (deleted.count > 0) await recordEvent(tx, ctx, { type: 'team_members_updated', organizationId, objectType: 'team', objectId: teamId, payload: { added: [], removed: [userId] } });
+    return deleted;
+  });
   return r.count > 0;
 }
 

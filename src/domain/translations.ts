@@ -7,6 +7,7 @@ import type { DomainContext } from './context.ts';
 import { parseInput, notFound } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { transaction } from '../db/transaction.ts';
+import { recordEvent } from './events.ts';
 
 export const TranslationSettingsTitle = z.string().trim().min(1).max(100);
 
@@ -65,8 +66,8 @@ export async function createTranslationSettings(ctx: DomainContext, organization
   await ctx.access.requireOrg(organizationId, 'translations:write');
   const input = parseInput(CreateTranslationSettingsInput, rawInput);
   const now = ctx.clock.now();
-  return transaction(ctx.prisma, (tx) =>
-    tx.translationSettings.create({
+  return transaction(ctx.prisma, async (tx) => {
+    const settings = await tx.translationSettings.create({
       data: {
         id: newId('TranslationSettings'),
         organizationId,
@@ -75,8 +76,10 @@ export async function createTranslationSettings(ctx: DomainContext, organization
         createdAt: now,
         updatedAt: now,
       },
-    }),
-  );
+    });
+    await recordEvent(tx, ctx, { type: 'translation_created', organizationId, objectType: 'translation', objectId: settings.id, payload: { title: settings.title, languages: settings.languages } });
+    return settings;
+  });
 }
 
 export async function updateTranslationSettings(ctx: DomainContext, organizationId: string, id: string, rawInput: unknown) {
@@ -92,13 +95,18 @@ export async function updateTranslationSettings(ctx: DomainContext, organization
       },
     });
     if (r.count === 0) throw notFound('Translation settings');
-    return tx.translationSettings.findUniqueOrThrow({ where: { id } });
+    const settings = await tx.translationSettings.findUniqueOrThrow({ where: { id } });
+    await recordEvent(tx, ctx, { type: 'translation_updated', organizationId, objectType: 'translation', objectId: id, payload: { title: settings.title, languages: settings.languages } });
+    return settings;
   });
 }
 
 /** Idempotent: true when deleted, false when it did not exist (the organization must). */
 export async function deleteTranslationSettings(ctx: DomainContext, organizationId: string, id: string) {
   await ctx.access.requireOrg(organizationId, 'translations:write');
-  const r = await ctx.prisma.translationSettings.deleteMany({ where: { id, organizationId } });
-  return r.count > 0;
+  return transaction(ctx.prisma, async (tx) => {
+    const r = await tx.translationSettings.deleteMany({ where: { id, organizationId } });
+    if (r.count > 0) await recordEvent(tx, ctx, { type: 'translation_deleted', organizationId, objectType: 'translation', objectId: id });
+    return r.count > 0;
+  });
 }

@@ -18,5 +18,6 @@ import './share-links.ts';
 import './sso.ts';
 import './openapi.ts';
 import './translations.ts';
+import './audit-events.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -56,8 +56,8 @@ export function createHttpServer(deps: AppDeps) {
   }
   const { rateLimits } = deps;
 
-  const makeContext = (viewer: Viewer | null): Context =>
-    createContext({ prisma, config: deps.config, clock: deps.clock, log, viewer, services: deps.services });
+  const makeContext = (viewer: Viewer | null, source: 'rest' | 'graphql' = 'rest'): Context =>
+    createContext({ prisma, config: deps.config, clock: deps.clock, log, viewer, source, services: deps.services });
 
   const yoga: YogaServerInstance<{ req: http.IncomingMessage }, Context> = createYoga({
     schema: deps.schema,
@@ -70,14 +70,14 @@ export function createHttpServer(deps: AppDeps) {
     renderGraphiQL: renderExplorer,
     context: async ({ req, params }) => {
       // Introspection alone reads only the schema: public, so the Docs pane needs no token.
-      if (isIntrospectionOnly(params.query, limits.graphqlMaxTokens)) return makeContext(null);
+      if (isIntrospectionOnly(params.query, limits.graphqlMaxTokens)) return makeContext(null, 'graphql');
       const viewer = await viewerFor(req);
       if (!viewer) {
         throw new GraphQLError('A valid API token is required (Authorization: Bearer <token>)', {
           extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } },
         });
       }
-      return makeContext(viewer);
+      return makeContext(viewer, 'graphql');
     },
     maskedErrors: {
       maskError: (error, message) => maskError(error, message, log),

@@ -51,8 +51,13 @@ export function newId(type: IdType): string {
 
 const TYPE_BY_PREFIX = new Map<string, IdType>(Object.entries(ID_PREFIXES).map(([t, p]) => [p, t as IdType]));
 
-/** The type an id belongs to, from its prefix; undefined for anything that is not one of ours. */
-export function typeOfId(id: string): IdType | undefined {
+/** Audit events carry UUIDs, as the contract documents them (the only ids without a prefix). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (id: string) => UUID.test(id);
+
+/** The type an id belongs to, from its prefix (a UUID: an audit event); undefined for anything that is not one of ours. */
+export function typeOfId(id: string): IdType | 'AuditEvent' | undefined {
+  if (UUID.test(id)) return 'AuditEvent';
   const i = id.lastIndexOf('_');
   if (i <= 0) return undefined;
   return TYPE_BY_PREFIX.get(id.slice(0, i));

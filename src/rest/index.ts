@@ -17,6 +17,7 @@ import { routes as sso } from './sso.ts';
 import { routes as openapi } from './openapi.ts';
 import { routes as translations } from './translations.ts';
 import { routes as users } from './users.ts';
+import { routes as auditEvents } from './audit-events.ts';
 
 export function buildRestRouter(schema: GraphQLSchema) {
   return new RestRouter(schema).add([
@@ -36,5 +37,6 @@ export function buildRestRouter(schema: GraphQLSchema) {
     ...openapi,
     ...translations,
     ...users,
+    ...auditEvents,
   ]);
 }

@@ -5,7 +5,7 @@ import Router from 'find-my-way';
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
 import { z } from 'zod';
 import { AppError, HTTP_STATUS, RETRY_AFTER_HEADER, isDatabaseUnavailable, serviceUnavailable, zodToAppError, errorBody } from '../lib/errors.ts';
-import { ID_PREFIXES, type IdType } from '../lib/ids.ts';
+import { ID_PREFIXES, isUuid, type IdType } from '../lib/ids.ts';
 import type { Context } from '../graphql/context.ts';
 import { fixedDocuments } from '../graphql/builder.ts';
 import { assertCleanStrings } from '../http/input-hygiene.ts';
@@ -168,6 +168,8 @@ export const PATH_PARAMS: Record<string, PathParam> = {
   specSlug: byPattern('OpenAPI specification', /^[A-Za-z0-9._-]{1,100}$/),
   versionId: byPattern('OpenAPI specification version', idOf('OpenApiSpecVersion', '').pattern),
   emailDomain: byPattern('Email domain', /^[A-Za-z0-9.-]{1,253}$/),
+  /** Audit events carry UUIDs, as the contract documents them. */
+  auditEventId: byPattern('Audit event', /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/),
 };
 
 // ------------------------------------------------------------------ the router
