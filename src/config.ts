@@ -71,6 +71,11 @@ const EnvSchema = z.object({
     .pipe(z.number().int().min(0).max(16)),
   /** Days the event log (audit log) keeps an event; a daily job deletes older ones. */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(365),
+  // --- webhooks (src/domain/webhooks.ts)
+  /** Let webhooks target loopback, private and link-local addresses (default: refused). */
+  WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+  /** Requests made for one delivery before it is marked failed (1–20). */
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -124,6 +129,8 @@ export type Config = {
   auditRetentionDays: number;
   /** Rate limits (src/http/rate-limit.ts, docs/decisions.md "Rate limits"). */
   rateLimit: RateLimitConfig;
+  /** Webhooks (src/domain/webhooks.ts): private targets allowed, attempts per delivery. */
+  webhooks: { allowPrivate: boolean; maxAttempts: number };
 };
 
 export type RateLimitConfig = {
@@ -189,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       trustProxy: e.TRUST_PROXY,
     },
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
   };
 }
 

@@ -28,6 +28,14 @@ const DOCUMENTED_EXTENSIONS = new Set([
   // A site space's and a section's `urls.location` must resolve; neither official document has these GETs.
   'GET /v1/orgs/:organizationId/sites/:siteId/site-spaces/:siteSpaceId',
   'GET /v1/orgs/:organizationId/sites/:siteId/sections/:siteSectionId',
+  // Signed webhooks (issue 16): registration, deliveries and redelivery.
+  'GET /v1/orgs/:organizationId/webhooks',
+  'POST /v1/orgs/:organizationId/webhooks',
+  'GET /v1/orgs/:organizationId/webhooks/:webhookId',
+  'PATCH /v1/orgs/:organizationId/webhooks/:webhookId',
+  'DELETE /v1/orgs/:organizationId/webhooks/:webhookId',
+  'GET /v1/orgs/:organizationId/webhooks/:webhookId/deliveries',
+  'POST /v1/orgs/:organizationId/webhooks/:webhookId/deliveries/:deliveryId/redeliver',
 ]);
 
 /** Keys a route's query schema accepts, and those it requires. */

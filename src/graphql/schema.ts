@@ -19,5 +19,6 @@ import './sso.ts';
 import './openapi.ts';
 import './translations.ts';
 import './audit-events.ts';
+import './webhooks.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });
