@@ -294,11 +294,12 @@ export async function deliverWebhook(payload: unknown, deps: TaskDeps): Promise<
   if (!delivery.webhook.active) return void (await fail('the webhook is inactive'));
   if (delivery.attempts >= max) return void (await fail(null));
 
-  // Claim the attempt (counted even if this process dies while sending).
+  // Claim the attempt (counted even if this process dies while sending). While it runs, the
+  // delivery shows no result and no next attempt.
   const now = deps.clock.now();
   const claimed = await deps.prisma.webhookDelivery.updateMany({
     where: { id: deliveryId, status: 'pending', attempts: delivery.attempts },
-    data: { attempts: { increment: 1 }, lastAttemptAt: now },
+    data: { attempts: { increment: 1 }, lastAttemptAt: now, lastStatusCode: null, lastError: null, nextAttemptAt: null },
   });
   if (claimed.count === 0) return;
   const attempt = delivery.attempts + 1;
