@@ -77,6 +77,11 @@ const EnvSchema = z.object({
   SUBSCRIPTION_QUEUE_LENGTH: z.coerce.number().int().min(1).default(1000),
   /** Keep-alive comment interval of an event stream, ms. */
   SSE_KEEPALIVE_MS: z.coerce.number().int().min(100).default(15_000),
+  // --- webhooks (src/domain/webhooks.ts)
+  /** Let webhooks target loopback, private and link-local addresses (default: refused). */
+  WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+  /** Requests made for one delivery before it is marked failed (1–20). */
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -132,6 +137,8 @@ export type Config = {
   rateLimit: RateLimitConfig;
   /** Live updates (README "Live updates"). */
   live: { maxSubscriptions: number; queueLength: number; keepAliveMs: number };
+  /** Webhooks (src/domain/webhooks.ts): private targets allowed, attempts per delivery. */
+  webhooks: { allowPrivate: boolean; maxAttempts: number };
 };
 
 export type RateLimitConfig = {
@@ -198,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     live: { maxSubscriptions: e.MAX_SUBSCRIPTIONS, queueLength: e.SUBSCRIPTION_QUEUE_LENGTH, keepAliveMs: e.SSE_KEEPALIVE_MS },
+    webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
   };
 }
 

@@ -7,6 +7,7 @@ import { giveUpImportJob, importContentTask } from './domain/imports.ts';
 import { giveUpOpenApiSpec, processOpenApiSpec } from './domain/openapi.ts';
 import { purgeDeletedSpaces, sweepOrphanFiles } from './domain/cleanup.ts';
 import { purgeOldEvents } from './domain/events.ts';
+import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
 
 export const tasks = {
   /** Content import (URL or upload → pages), payload `{ jobId }`. */
@@ -19,6 +20,8 @@ export const tasks = {
   sweepOrphanFiles: { handler: async (_payload, deps) => void (await sweepOrphanFiles(deps)), cron: '17 * * * *' },
   /** Hourly: events (the audit log) older than AUDIT_RETENTION_DAYS. */
   purgeOldEvents: { handler: async (_payload, deps) => void (await purgeOldEvents(deps)), cron: '41 * * * *' },
+  /** One attempt of one webhook delivery, payload `{ deliveryId }` (enqueued by the trigger on "Event"). */
+  deliverWebhook: { handler: deliverWebhook, onGiveUp: giveUpWebhookDelivery },
 } satisfies TaskTable;
 
 export type TaskName = keyof typeof tasks;

@@ -32,7 +32,7 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
 
   const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'docgraph-files-'));
   const config: Config = {
-    ...loadConfig({ DOCGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ALLOW_PRIVATE_FETCH: 'true' }),
+    ...loadConfig({ DOCGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ALLOW_PRIVATE_FETCH: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' }),
     filesDir,
     ...opts.config,
   };

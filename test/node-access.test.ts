@@ -35,6 +35,8 @@ beforeAll(async () => {
   const saml = await post(`/v1/orgs/${org}/saml`, { label: 'IdP' });
   const spec = await post(`/v1/orgs/${org}/openapi`, { slug: 'pets', source: { text: '{"openapi":"3.0.3","info":{"title":"x","version":"1"},"paths":{}}' } });
   const translation = await post(`/v1/orgs/${org}/translations`, { title: 'French' });
+  const webhook = await post(`/v1/orgs/${org}/webhooks`, { url: 'http://127.0.0.1:9/hook' });
+  const webhookDelivery = (await t.rest('GET', `/v1/orgs/${org}/webhooks/${webhook.id}/deliveries`)).body.items[0];
   const member = await t.app.prisma.member.findFirstOrThrow({ where: { organizationId: org, userId: t.adminUser.id } });
   ids = {
     Organization: org,
@@ -56,6 +58,8 @@ beforeAll(async () => {
     SamlProvider: saml.id,
     OpenApiSpec: spec.id,
     TranslationSettings: translation.id,
+    Webhook: webhook.id,
+    WebhookDelivery: webhookDelivery.id,
   };
 });
 afterAll(async () => {

@@ -51,6 +51,7 @@ export const ORG_ACTIONS = {
   'billing:read': 'admin',
   'conversations:ingest': 'admin',
   'auditEvent:read': 'admin',
+  'webhook:manage': 'admin',
 } as const satisfies Record<string, Role | null>;
 export type OrgAction = keyof typeof ORG_ACTIONS;
 /** The actions that open a site's settings, structure or share links. */

@@ -42,7 +42,8 @@ export type EventObjectType =
   | 'saml_provider'
   | 'openapi_spec'
   | 'translation'
-  | 'import';
+  | 'import'
+  | 'webhook';
 
 export type EventInput = {
   type: string;

@@ -20,5 +20,6 @@ import './openapi.ts';
 import './translations.ts';
 import './audit-events.ts';
 import './subscriptions.ts';
+import './webhooks.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

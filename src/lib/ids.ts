@@ -29,6 +29,8 @@ export const ID_PREFIXES = {
   OpenApiSpec: 'oas',
   OpenApiSpecVersion: 'oasv',
   TranslationSettings: 'trs',
+  Webhook: 'wh',
+  WebhookDelivery: 'whd',
 } as const;
 
 export type IdType = keyof typeof ID_PREFIXES;

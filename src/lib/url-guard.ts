@@ -241,3 +241,53 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
     throw error; // network failure: fetch's TypeError
   }
 }
+
+export interface GuardedPostResult {
+  status: number;
+  /** The start of the response body (at most `maxBytes`), for error messages. */
+  snippet: string;
+}
+
+/**
+ * POST `body` to `url` once, with the guard (checked now, and again in the connection's own DNS
+ * lookup), a timeout for the whole exchange, and no redirects followed: a 3xx is answered as it
+ * came. Reads at most `maxBytes` of the answer (the rest is dropped). Webhook deliveries.
+ */
+export async function guardedPost(
+  url: string,
+  opts: GuardOptions & { body: string; headers: Record<string, string>; timeoutMs?: number; maxBytes?: number },
+): Promise<GuardedPostResult> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBytes = opts.maxBytes ?? 1024;
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const target = await abortable(assertFetchableUrl(url, opts), signal);
+    const response = await fetch(target, {
+      method: 'POST',
+      redirect: 'manual',
+      signal,
+      headers: opts.headers,
+      body: opts.body,
+      ...(opts.allowPrivate ? {} : { dispatcher: guardedDispatcher }),
+    } as RequestInit);
+    let snippet = '';
+    if (response.body) {
+      const reader = response.body.getReader();
+      const chunks: Uint8Array[] = [];
+      let total = 0;
+      while (total < maxBytes) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        total += value.byteLength;
+      }
+      await reader.cancel().catch(() => {});
+      snippet = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+    }
+    return { status: response.status, snippet };
+  } catch (error) {
+    if (error instanceof FetchGuardError) throw error;
+    if (signal.aborted) throw new FetchTimeoutError(`The request timed out after ${timeoutMs} ms`);
+    throw error;
+  }
+}

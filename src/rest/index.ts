@@ -18,6 +18,7 @@ import { routes as openapi } from './openapi.ts';
 import { routes as translations } from './translations.ts';
 import { routes as users } from './users.ts';
 import { routes as auditEvents } from './audit-events.ts';
+import { routes as webhooks } from './webhooks.ts';
 
 export function buildRestRouter(schema: GraphQLSchema) {
   return new RestRouter(schema).add([
@@ -38,5 +39,6 @@ export function buildRestRouter(schema: GraphQLSchema) {
     ...translations,
     ...users,
     ...auditEvents,
+    ...webhooks,
   ]);
 }

@@ -193,7 +193,7 @@ export function buildOpenApiDocument(routes: readonly RestRoute[], opts: OpenApi
       responses = { ...contract.responses };
       copyRefs(responses);
     } else {
-      const status = typeof route.status === 'number' ? route.status : 200;
+      const status = route.openapi?.status ?? (typeof route.status === 'number' ? route.status : 200);
       const declared = route.openapi?.response;
       let schema: Json = GENERIC_OBJECT;
       if (typeof declared === 'string') {

@@ -43,7 +43,7 @@ export type RestRoute<Q = any, B = any> = {
    * its operationId and summary (else derived from the path), and its success body: a zod
    * schema, or the name of a schema of the official document's components.
    */
-  openapi?: { operationId?: string; summary?: string; response?: z.ZodType | string };
+  openapi?: { operationId?: string; summary?: string; response?: z.ZodType | string; /** The success status to document when `status` is computed (a delete's 205). */ status?: number };
 };
 
 export type RestResponse = { status: number; body?: unknown; headers?: Record<string, string> };
@@ -170,6 +170,8 @@ export const PATH_PARAMS: Record<string, PathParam> = {
   emailDomain: byPattern('Email domain', /^[A-Za-z0-9.-]{1,253}$/),
   /** Audit events carry UUIDs, as the contract documents them. */
   auditEventId: byPattern('Audit event', /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/),
+  webhookId: idOf('Webhook', 'Webhook'),
+  deliveryId: idOf('WebhookDelivery', 'Webhook delivery'),
 };
 
 // ------------------------------------------------------------------ the router

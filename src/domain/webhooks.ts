@@ -1,0 +1,366 @@
+// Signed webhooks: an organization admin registers a URL, and every event of the organization's
+// event log (domain/events.ts) it subscribes to is POSTed there, signed with the webhook's secret.
+//
+// Fan-out: the AFTER INSERT trigger on "Event" (prisma/migrations/20261124130000_webhooks) writes
+// one WebhookDelivery per active matching webhook and its `deliverWebhook` job, in the event's
+// own transaction, so a delivery exists exactly when its change committed, with no code per
+// mutation. Redelivery writes a new delivery of the same event.
+//
+// Delivery (`deliverWebhook`, src/tasks.ts): POST of the JSON body (`webhookBody`) with
+// `X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (Stripe's scheme: a
+// receiver recomputes it and refuses timestamps older than 5 minutes, so a captured request
+// cannot be replayed later). The URL passes the SSRF guard at registration and again at every
+// attempt (DNS resolved again, inside the connection too); redirects are not followed; 10 s for
+// the whole exchange. A 2xx answer: succeeded. Anything else: the status or error is recorded and
+// the handler throws, so graphile-worker retries it after exp(min(attempt, 10)) seconds (2.7 s,
+// 7.4 s, 20 s, 55 s, 2.5 min, 6.7 min, 18 min, 50 min, 2.2 h, then every 6.1 h). The handler
+// counts the attempts on the delivery and marks it failed after WEBHOOK_MAX_ATTEMPTS (the trigger
+// gives the job a ceiling of 20 attempts, WEBHOOK_MAX_ATTEMPTS's largest value, since SQL cannot
+// read the configuration); `onGiveUp` marks it failed when the queue gives up first (a worker
+// that died during its last attempt). Idempotent: a delivery that succeeded or failed is never
+// sent again by its job.
+//
+// Access: organization admins only (`webhook:manage` in src/auth/access.ts).
+import crypto from 'node:crypto';
+import { z } from 'zod';
+import type { DomainContext, TaskDeps } from './context.ts';
+import type { Event, Webhook, WebhookDelivery } from '../generated/prisma/client.ts';
+import type { GiveUpReason } from '../jobs.ts';
+import { badRequest, conflict, notFound, parseInput } from '../lib/errors.ts';
+import { newId, newSecret } from '../lib/ids.ts';
+import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, guardedPost } from '../lib/url-guard.ts';
+import { transaction } from '../db/transaction.ts';
+import { recordEvent, SYSTEM_ACTOR } from './events.ts';
+
+/** The job's attempt ceiling written by the trigger; WEBHOOK_MAX_ATTEMPTS cannot exceed it. */
+export const WEBHOOK_JOB_MAX_ATTEMPTS = 20;
+/** The request of one attempt. Mutable so tests can shorten the timeout. */
+export const webhookRequestLimits = { timeoutMs: 10_000 };
+/** How old a signature's timestamp may be when a receiver checks it (`verifyWebhookSignature`). */
+export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
+export const SIGNATURE_HEADER = 'X-Signature';
+export const WEBHOOK_USER_AGENT = 'docgraph-webhooks';
+const SECRET_PREFIX = 'whsec';
+
+// ------------------------------------------------------------------ inputs
+
+const WebhookUrl = z
+  .string()
+  .max(2048)
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
+
+const EventType = z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'an event type such as space_created');
+const EventTypes = z
+  .array(EventType)
+  .max(100)
+  .transform((types) => [...new Set(types)]);
+
+export const CreateWebhookInput = z.strictObject({
+  /** The http(s) URL events are POSTed to. */
+  url: WebhookUrl,
+  /** Event types to deliver (`space_created`, …); omitted or empty: every event. */
+  eventTypes: EventTypes.optional(),
+  /** False: registered but nothing is delivered. Default true. */
+  active: z.boolean().optional(),
+});
+export const UpdateWebhookInput = z.strictObject({
+  url: WebhookUrl.optional(),
+  eventTypes: EventTypes.optional(),
+  active: z.boolean().optional(),
+});
+
+// ------------------------------------------------------------------ access and reads
+
+export async function requireWebhookAdmin(ctx: DomainContext, organizationId: string) {
+  await ctx.access.requireOrg(organizationId, 'webhook:manage');
+}
+
+/** The refusal of a URL the guard does not allow, as a 400 naming `url`. */
+async function checkUrl(ctx: Pick<DomainContext, 'config'>, url: string) {
+  try {
+    await assertFetchableUrl(url, { allowPrivate: ctx.config.webhooks.allowPrivate });
+  } catch (err) {
+    if (err instanceof FetchGuardError) throw badRequest('url', err.message);
+    throw err;
+  }
+}
+
+/**
+ * The webhook `id` of organization `organizationId` (its own when omitted), for an admin of it.
+ * NOT_FOUND when it does not exist or belongs to another organization.
+ */
+export async function getWebhook(ctx: DomainContext, organizationId: string | null | undefined, id: string): Promise<Webhook> {
+  ctx.access.requireViewer();
+  if (organizationId != null) await requireWebhookAdmin(ctx, organizationId);
+  const hook = await ctx.prisma.webhook.findUnique({ where: { id } });
+  if (!hook || (organizationId != null && hook.organizationId !== organizationId)) throw notFound('Webhook');
+  if (organizationId == null) await requireWebhookAdmin(ctx, hook.organizationId);
+  return hook;
+}
+
+/** node(id:): an admin of the webhook's organization. */
+export async function canManageWebhook(ctx: DomainContext, id: string): Promise<boolean> {
+  const hook = await ctx.prisma.webhook.findUnique({ where: { id }, select: { organizationId: true } });
+  return !!hook && (await ctx.access.canOrg(hook.organizationId, 'webhook:manage'));
+}
+
+/** node(id:) of a delivery: an admin of its webhook's organization. */
+export async function canReadWebhookDelivery(ctx: DomainContext, id: string): Promise<boolean> {
+  const d = await ctx.prisma.webhookDelivery.findUnique({ where: { id }, select: { webhook: { select: { organizationId: true } } } });
+  return !!d && (await ctx.access.canOrg(d.webhook.organizationId, 'webhook:manage'));
+}
+
+/** Oldest first. */
+export const WEBHOOK_ORDER = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
+/** Newest first. */
+export const DELIVERY_ORDER = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
+
+// ------------------------------------------------------------------ writes
+
+/** Register a webhook; answers it with its secret, which is never shown again. */
+export async function createWebhook(ctx: DomainContext, organizationId: string, raw: unknown): Promise<{ webhook: Webhook; secret: string }> {
+  await requireWebhookAdmin(ctx, organizationId);
+  const input = parseInput(CreateWebhookInput, raw);
+  await checkUrl(ctx, input.url);
+  const secret = newSecret(SECRET_PREFIX);
+  const webhook = await transaction(ctx.prisma, async (tx) => {
+    const now = ctx.clock.now();
+    const hook = await tx.webhook.create({
+      data: {
+        id: newId('Webhook'),
+        organizationId,
+        url: input.url,
+        secret,
+        eventTypes: input.eventTypes ?? [],
+        active: input.active ?? true,
+        createdAt: now,
+        updatedAt: now,
+        createdById: ctx.viewer?.user.id ?? null,
+      },
+    });
+    // Recorded after the row exists: a webhook that subscribes to it receives its own
+    // `webhook_created` first (a ping).
+    await recordEvent(tx, ctx, { type: 'webhook_created', organizationId, objectType: 'webhook', objectId: hook.id, payload: { eventTypes: hook.eventTypes, active: hook.active } });
+    return hook;
+  });
+  return { webhook, secret };
+}
+
+export async function updateWebhook(ctx: DomainContext, organizationId: string | null | undefined, id: string, raw: unknown): Promise<Webhook> {
+  const hook = await getWebhook(ctx, organizationId, id);
+  const input = parseInput(UpdateWebhookInput, raw);
+  if (input.url !== undefined) await checkUrl(ctx, input.url);
+  return transaction(ctx.prisma, async (tx) => {
+    const updated = await tx.webhook.update({
+      where: { id: hook.id },
+      data: {
+        ...(input.url !== undefined ? { url: input.url } : {}),
+        ...(input.eventTypes !== undefined ? { eventTypes: input.eventTypes } : {}),
+        ...(input.active !== undefined ? { active: input.active } : {}),
+        updatedAt: ctx.clock.now(),
+      },
+    });
+    await recordEvent(tx, ctx, {
+      type: 'webhook_updated',
+      organizationId: hook.organizationId,
+      objectType: 'webhook',
+      objectId: hook.id,
+      payload: { eventTypes: updated.eventTypes, active: updated.active, urlChanged: input.url !== undefined && input.url !== hook.url },
+    });
+    return updated;
+  });
+}
+
+/** Idempotent: false when there was no such webhook (its deliveries go with it). */
+export async function deleteWebhook(ctx: DomainContext, organizationId: string | null | undefined, id: string): Promise<boolean> {
+  ctx.access.requireViewer();
+  let org = organizationId ?? null;
+  if (org == null) {
+    org = (await ctx.prisma.webhook.findUnique({ where: { id }, select: { organizationId: true } }))?.organizationId ?? null;
+    if (org == null) return false;
+  }
+  await requireWebhookAdmin(ctx, org);
+  const organization = org;
+  return transaction(ctx.prisma, async (tx) => {
+    const { count } = await tx.webhook.deleteMany({ where: { id, organizationId: organization } });
+    if (count) await recordEvent(tx, ctx, { type: 'webhook_deleted', organizationId: organization, objectType: 'webhook', objectId: id });
+    return count > 0;
+  });
+}
+
+/**
+ * Send a delivery's event again: a new delivery (its own attempts) of the same event to the same
+ * webhook, queued at once. CONFLICT when the webhook is inactive.
+ */
+export async function redeliverWebhookDelivery(ctx: DomainContext, organizationId: string | null | undefined, webhookId: string | null | undefined, deliveryId: string): Promise<WebhookDelivery> {
+  ctx.access.requireViewer();
+  const found = await ctx.prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { webhook: true } });
+  const org = organizationId ?? found?.webhook.organizationId;
+  if (org == null) throw notFound('Webhook delivery');
+  await requireWebhookAdmin(ctx, org);
+  if (webhookId != null && organizationId != null) await getWebhook(ctx, organizationId, webhookId);
+  if (!found || found.webhook.organizationId !== org || (webhookId != null && found.webhookId !== webhookId)) throw notFound('Webhook delivery');
+  if (!found.webhook.active) throw conflict('The webhook is inactive: activate it to redeliver');
+  return transaction(ctx.prisma, async (tx) => {
+    const now = ctx.clock.now();
+    const delivery = await tx.webhookDelivery.create({
+      data: { id: newId('WebhookDelivery'), webhookId: found.webhookId, eventSeq: found.eventSeq, eventId: found.eventId, eventType: found.eventType, createdAt: now, nextAttemptAt: now },
+    });
+    await ctx.services.jobs.enqueue(tx, 'deliverWebhook', { deliveryId: delivery.id }, { maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS });
+    return delivery;
+  });
+}
+
+// ------------------------------------------------------------------ the request
+
+/** The JSON body of a delivery: the event as the audit log knows it. */
+export function webhookBody(e: Event) {
+  return {
+    id: e.id,
+    type: e.type,
+    occurredAt: e.occurredAt.toISOString(),
+    organizationId: e.organizationId,
+    /** Position in the event log (increasing): lets a receiver order what it got. */
+    position: e.seq.toString(),
+    object: { type: e.objectType, id: e.objectId },
+    actor: e.userId ? { type: 'user', id: e.userId, label: e.actorLabel } : { type: SYSTEM_ACTOR, id: SYSTEM_ACTOR, label: null },
+    source: e.source,
+    payload: e.payload ?? {},
+  };
+}
+
+/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
+export function signWebhook(secret: string, timestamp: number, body: string): string {
+  const v1 = crypto.createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+  return `t=${timestamp},v1=${v1}`;
+}
+
+/**
+ * What a receiver does (README, "Webhooks"): true when `header` carries a v1 signature of `body`
+ * by `secret` whose timestamp is at most `toleranceSeconds` away from `nowSeconds`.
+ */
+export function verifyWebhookSignature(secret: string, header: string, body: string, opts: { nowSeconds?: number; toleranceSeconds?: number } = {}): boolean {
+  const parts = new Map<string, string[]>();
+  for (const item of header.split(',')) {
+    const i = item.indexOf('=');
+    if (i > 0) parts.set(item.slice(0, i).trim(), [...(parts.get(item.slice(0, i).trim()) ?? []), item.slice(i + 1).trim()]);
+  }
+  const t = Number(parts.get('t')?.[0]);
+  if (!Number.isInteger(t)) return false;
+  const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
+  if (Math.abs(now - t) > (opts.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS)) return false;
+  const expected = Buffer.from(signWebhook(secret, t, body).split('v1=')[1], 'hex');
+  return (parts.get('v1') ?? []).some((v) => {
+    const given = Buffer.from(v, 'hex');
+    return given.length === expected.length && crypto.timingSafeEqual(given, expected);
+  });
+}
+
+/** graphile-worker's delay before retrying a job that failed `attempts` times, in ms. */
+export const retryDelayMs = (attempts: number) => Math.round(Math.exp(Math.min(attempts, 10)) * 1000);
+
+/** Why an attempt failed, in a line. */
+function describeFailure(err: unknown): string {
+  if (err instanceof FetchGuardError || err instanceof FetchTimeoutError) return err.message;
+  const cause = (err as { cause?: unknown })?.cause;
+  if (cause instanceof FetchGuardError) return cause.message;
+  const code = (cause as { code?: string } | undefined)?.code;
+  const message = cause instanceof Error ? cause.message : err instanceof Error ? err.message : String(err);
+  return (code && !message.includes(code) ? `${code}: ${message}` : message).slice(0, 500);
+}
+
+export class WebhookDeliveryFailed extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WebhookDeliveryFailed';
+  }
+}
+
+const DeliveryPayload = z.object({ deliveryId: z.string() });
+
+/** The `deliverWebhook` task: one attempt of one delivery. */
+export async function deliverWebhook(payload: unknown, deps: TaskDeps): Promise<void> {
+  const { deliveryId } = DeliveryPayload.parse(payload);
+  const delivery = await deps.prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { webhook: true, event: true } });
+  // Gone with its webhook or its event (retention), or already done: nothing to send.
+  if (!delivery || delivery.status !== 'pending') return;
+  const max = deps.config.webhooks.maxAttempts;
+  const fail = (lastError: string | null) =>
+    deps.prisma.webhookDelivery.updateMany({
+      where: { id: deliveryId, status: 'pending' },
+      data: { status: 'failed', nextAttemptAt: null, ...(lastError ? { lastError } : {}) },
+    });
+  if (!delivery.webhook.active) return void (await fail('the webhook is inactive'));
+  if (delivery.attempts >= max) return void (await fail(null));
+
+  // Claim the attempt (counted even if this process dies while sending). While it runs, the
+  // delivery shows no result and no next attempt.
+  const now = deps.clock.now();
+  const claimed = await deps.prisma.webhookDelivery.updateMany({
+    where: { id: deliveryId, status: 'pending', attempts: delivery.attempts },
+    data: { attempts: { increment: 1 }, lastAttemptAt: now, lastStatusCode: null, lastError: null, nextAttemptAt: null },
+  });
+  if (claimed.count === 0) return;
+  const attempt = delivery.attempts + 1;
+
+  const body = JSON.stringify(webhookBody(delivery.event));
+  const timestamp = Math.floor(now.getTime() / 1000);
+  let status: number | null = null;
+  let error: string | null = null;
+  try {
+    const res = await guardedPost(delivery.webhook.url, {
+      allowPrivate: deps.config.webhooks.allowPrivate,
+      timeoutMs: webhookRequestLimits.timeoutMs,
+      body,
+      headers: {
+        'Content-Type': 'application/json',
+        'User-Agent': WEBHOOK_USER_AGENT,
+        'X-Webhook-Id': delivery.webhookId,
+        'X-Delivery-Id': delivery.id,
+        'X-Event-Id': delivery.eventId,
+        'X-Event-Type': delivery.eventType,
+        [SIGNATURE_HEADER]: signWebhook(delivery.webhook.secret, timestamp, body),
+      },
+    });
+    status = res.status;
+    if (status < 200 || status > 299) error = `the receiver answered HTTP ${status}${res.snippet ? `: ${res.snippet.replace(/\s+/g, ' ').slice(0, 200)}` : ''}`;
+  } catch (err) {
+    error = describeFailure(err);
+  }
+  const done = deps.clock.now();
+  if (error === null) {
+    await deps.prisma.webhookDelivery.update({
+      where: { id: deliveryId },
+      data: { status: 'succeeded', lastStatusCode: status, lastError: null, deliveredAt: done, nextAttemptAt: null },
+    });
+    return;
+  }
+  const last = attempt >= max;
+  await deps.prisma.webhookDelivery.update({
+    where: { id: deliveryId },
+    data: {
+      status: last ? 'failed' : 'pending',
+      lastStatusCode: status,
+      lastError: error,
+      nextAttemptAt: last ? null : new Date(done.getTime() + retryDelayMs(attempt)),
+    },
+  });
+  if (last) {
+    deps.log.warn({ deliveryId, webhookId: delivery.webhookId, attempts: attempt, error }, 'webhook delivery failed for good');
+    return;
+  }
+  // graphile-worker retries with its exponential backoff.
+  throw new WebhookDeliveryFailed(`webhook delivery ${deliveryId}, attempt ${attempt}: ${error}`);
+}
+
+/** The queue gave the job up (a worker died during its last attempt): the delivery failed. */
+export async function giveUpWebhookDelivery(payload: unknown, deps: TaskDeps, reason: GiveUpReason): Promise<void> {
+  const parsed = DeliveryPayload.safeParse(payload);
+  if (!parsed.success) return;
+  const lastError = reason.cause === 'worker-lost' ? `the worker stopped during the last attempt (${reason.attempts} attempts)` : undefined;
+  await deps.prisma.webhookDelivery.updateMany({
+    where: { id: parsed.data.deliveryId, status: 'pending' },
+    data: { status: 'failed', nextAttemptAt: null, ...(lastError ? { lastError } : {}) },
+  });
+}

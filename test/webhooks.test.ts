@@ -1,0 +1,482 @@
+// Signed webhooks: a committed change becomes one delivery per matching webhook (written by the
+// trigger on "Event" in the change's transaction), POSTed by the `deliverWebhook` job with a
+// Stripe-style signature; failures are retried and finally marked failed; private URLs are
+// refused unless WEBHOOK_ALLOW_PRIVATE; admins only.
+import crypto from 'node:crypto';
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
+import { recordEvent } from '../src/domain/events.ts';
+import { verifyWebhookSignature } from '../src/domain/webhooks.ts';
+import { transaction } from '../src/db/transaction.ts';
+
+type Received = { path: string; method: string; headers: http.IncomingHttpHeaders; body: string };
+
+let t: TestApp;
+let org: string;
+let O: string;
+let receiver: http.Server;
+let base: string;
+const received: Received[] = [];
+
+beforeAll(async () => {
+  t = await startTestApp({ worker: true, config: { webhooks: { allowPrivate: true, maxAttempts: 3 } } });
+  org = t.org.id;
+  O = `/v1/orgs/${org}`;
+  receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', method: req.method ?? '', headers: req.headers, body });
+      if (req.url?.startsWith('/fail')) {
+        res.statusCode = 500;
+        return res.end('receiver broke');
+      }
+      if (req.url?.startsWith('/redirect')) {
+        res.statusCode = 302;
+        res.setHeader('location', '/ok/redirected');
+        return res.end();
+      }
+      res.statusCode = 204;
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+}, 60_000);
+afterAll(async () => {
+  await new Promise((r) => receiver?.close(r));
+  await t?.close();
+});
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function createHook(body: Record<string, unknown>) {
+  const r = await t.rest('POST', `${O}/webhooks`, body);
+  expect(r.status, r.text).toBe(201);
+  return r.body as { id: string; secret: string; url: string; eventTypes: string[]; active: boolean };
+}
+async function deliveries(hookId: string) {
+  const r = await t.rest('GET', `${O}/webhooks/${hookId}/deliveries`);
+  expect(r.status, r.text).toBe(200);
+  return r.body.items as Array<{ id: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null; nextAttemptAt: string | null; lastAttemptAt?: string; deliveredAt: string | null; event: { id: string; type: string } }>;
+}
+async function delivery(hookId: string, id: string) {
+  return (await deliveries(hookId)).find((d) => d.id === id)!;
+}
+async function newSpace(title: string) {
+  const r = await t.rest('POST', `${O}/spaces`, { title });
+  expect(r.status, r.text).toBe(201);
+  return r.body.id as string;
+}
+const requestsTo = (path: string) => received.filter((r) => r.path === path);
+/** Run a delivery's queued job now instead of after graphile-worker's backoff. */
+const runJobNow = (deliveryId: string) =>
+  t.app.prisma.$executeRawUnsafe(`UPDATE graphile_worker._private_jobs SET run_at = now() WHERE payload->>'deliveryId' = $1`, deliveryId);
+/** Whether the job of a delivery is running now (locked by a worker). */
+const jobRunning = async (app: TestApp, deliveryId: string) =>
+  Number(
+    (await app.app.prisma.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT count(*) AS n FROM graphile_worker._private_jobs WHERE payload->>'deliveryId' = $1 AND locked_at IS NOT NULL`, deliveryId))[0].n,
+  ) > 0;
+/**
+ * The delivery once its attempt `n` is over: counted, its result recorded (an attempt in flight
+ * shows none), and its job released by the worker.
+ */
+async function afterAttempt(hookId: string, id: string, n: number, app: TestApp = t) {
+  return waitFor(`attempt ${n}`, async () => {
+    const d = app === t ? await delivery(hookId, id) : await app.app.prisma.webhookDelivery.findUnique({ where: { id } });
+    const over = d && d.attempts === n && (d.lastStatusCode !== null || d.lastError !== null || d.status !== 'pending');
+    return over && !(await jobRunning(app, id)) && d;
+  });
+}
+const queuedJobs = async (deliveryId: string) =>
+  Number((await t.app.prisma.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT count(*) AS n FROM graphile_worker._private_jobs WHERE payload->>'deliveryId' = $1`, deliveryId))[0].n);
+
+describe('a committed change is delivered, signed', () => {
+  let hook: { id: string; secret: string };
+  let spaceId: string;
+
+  it('registers a webhook: 201 with its secret, shown once', async () => {
+    hook = await createHook({ url: `${base}/ok/signed`, eventTypes: ['space_created'] });
+    expect(hook).toMatchObject({ object: 'webhook', url: `${base}/ok/signed`, eventTypes: ['space_created'], active: true, organizationId: org });
+    expect(hook.id).toMatch(/^wh_/);
+    expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    const got = await t.rest('GET', `${O}/webhooks/${hook.id}`);
+    expect(got.status).toBe(200);
+    expect(got.body.secret).toBeUndefined();
+    expect(got.body.urls.location).toMatch(new RegExp(`/v1/orgs/${org}/webhooks/${hook.id}$`));
+    const list = await t.rest('GET', `${O}/webhooks`);
+    expect(list.body.items.map((w: any) => w.id)).toContain(hook.id);
+    expect(JSON.stringify(list.body)).not.toContain(hook.secret);
+  });
+
+  it('POSTs the event with headers and a signature that verifies with the secret', async () => {
+    spaceId = await newSpace('Hooked');
+    const req = await waitFor('the delivery', () => requestsTo('/ok/signed').find((r) => JSON.parse(r.body).object.id === spaceId));
+    expect(req.method).toBe('POST');
+    expect(req.headers['content-type']).toBe('application/json');
+    expect(req.headers['user-agent']).toBe('docgraph-webhooks');
+    expect(req.headers['x-webhook-id']).toBe(hook.id);
+    expect(req.headers['x-event-type']).toBe('space_created');
+
+    const body = JSON.parse(req.body);
+    expect(body).toMatchObject({
+      type: 'space_created',
+      organizationId: org,
+      object: { type: 'space', id: spaceId },
+      actor: { type: 'user', id: t.adminUser.id },
+      source: 'rest',
+      payload: { title: 'Hooked' },
+    });
+    expect(req.headers['x-event-id']).toBe(body.id);
+    expect(body.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Date(body.occurredAt).getTime()).not.toBeNaN();
+
+    // The receiver's check, written out: HMAC-SHA256 of "<t>.<raw body>" with the secret.
+    const sig = String(req.headers['x-signature']);
+    const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(sig);
+    expect(m, sig).toBeTruthy();
+    const expected = crypto.createHmac('sha256', hook.secret).update(`${m![1]}.${req.body}`).digest('hex');
+    expect(m![2]).toBe(expected);
+    expect(Math.abs(Date.now() / 1000 - Number(m![1]))).toBeLessThan(300);
+    // The helper the README shows accepts it, and refuses another body, another secret, an old timestamp.
+    expect(verifyWebhookSignature(hook.secret, sig, req.body)).toBe(true);
+    expect(verifyWebhookSignature(hook.secret, sig, req.body.replace('Hooked', 'Hacked'))).toBe(false);
+    expect(verifyWebhookSignature(`${hook.secret}x`, sig, req.body)).toBe(false);
+    expect(verifyWebhookSignature(hook.secret, sig, req.body, { nowSeconds: Number(m![1]) + 301 })).toBe(false);
+  });
+
+  it('records the delivery as succeeded, once', async () => {
+    const [d] = await waitFor('succeeded', async () => {
+      const list = await deliveries(hook.id);
+      return list[0]?.status === 'succeeded' && list;
+    });
+    expect(d).toMatchObject({ object: 'webhook-delivery', webhookId: hook.id, status: 'succeeded', attempts: 1, lastStatusCode: 204, lastError: null, nextAttemptAt: null, event: { type: 'space_created' } });
+    expect(d.deliveredAt).toBeTruthy();
+    expect(d.id).toMatch(/^whd_[0-9A-Za-z]{22}$/);
+    // Running its job again sends nothing (idempotent).
+    const before = requestsTo('/ok/signed').length;
+    await t.app.jobs.runNow('deliverWebhook', { deliveryId: d.id });
+    expect(requestsTo('/ok/signed').length).toBe(before);
+  });
+
+  it('redelivers: a new delivery of the same event, sent again', async () => {
+    const [d] = await deliveries(hook.id);
+    const r = await t.rest('POST', `${O}/webhooks/${hook.id}/deliveries/${d.id}/redeliver`);
+    expect(r.status, r.text).toBe(201);
+    expect(r.body).toMatchObject({ object: 'webhook-delivery', status: 'pending', attempts: 0, event: { id: d.event.id, type: 'space_created' } });
+    expect(r.body.id).not.toBe(d.id);
+    const again = await waitFor('the redelivery', () => requestsTo('/ok/signed').find((x) => x.headers['x-delivery-id'] === r.body.id));
+    expect(again.headers['x-event-id']).toBe(d.event.id);
+    expect(JSON.parse(again.body).object.id).toBe(spaceId);
+    await waitFor('redelivery succeeded', async () => (await delivery(hook.id, r.body.id))?.status === 'succeeded');
+    expect((await deliveries(hook.id)).length).toBe(2);
+  });
+});
+
+describe('which webhooks receive an event', () => {
+  it('eventTypes filters; empty receives every event (its own webhook_created first); inactive receives none', async () => {
+    const off = await createHook({ url: `${base}/ok/off`, active: false });
+    const sites = await createHook({ url: `${base}/ok/sites`, eventTypes: ['site_created'] });
+    const all = await createHook({ url: `${base}/ok/all` });
+    // Deliveries are written in the change's transaction: the lists are complete when it answers.
+    expect((await deliveries(all.id)).map((d) => d.event.type)).toEqual(['webhook_created']);
+
+    await newSpace('Filtered');
+    expect(await deliveries(sites.id)).toEqual([]);
+    expect((await deliveries(all.id)).map((d) => d.event.type)).toEqual(['space_created', 'webhook_created']);
+
+    const site = await t.rest('POST', `${O}/sites`, { title: 'Hooked site' });
+    expect(site.status).toBe(201);
+    expect((await deliveries(sites.id)).map((d) => d.event.type)).toEqual(['site_created']);
+    expect((await deliveries(all.id)).map((d) => d.event.type)).toEqual(['site_created', 'space_created', 'webhook_created']);
+    expect(await deliveries(off.id)).toEqual([]);
+
+    // Changing the filter applies to the next event.
+    const patched = await t.rest('PATCH', `${O}/webhooks/${sites.id}`, { eventTypes: ['space_created'] });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.eventTypes).toEqual(['space_created']);
+    await newSpace('Now matched');
+    expect((await deliveries(sites.id)).map((d) => d.event.type)).toEqual(['space_created', 'site_created']);
+    await waitFor('all sent', () => requestsTo('/ok/all').length >= 3);
+    expect(requestsTo('/ok/off')).toEqual([]);
+  });
+
+  it('a rolled-back change produces no delivery; the same change committed does', async () => {
+    const hook = await createHook({ url: `${base}/ok/tx`, eventTypes: ['space_updated'] });
+    const actor = { viewer: null, source: 'job' as const, clock: t.clock };
+    const event = { type: 'space_updated', organizationId: org, objectType: 'space' as const, objectId: 'space_rolledback' };
+    await expect(
+      transaction(t.app.prisma, async (tx) => {
+        await recordEvent(tx, actor, event);
+        throw new Error('the change fails after recording its event');
+      }),
+    ).rejects.toThrow('the change fails');
+    expect(await deliveries(hook.id)).toEqual([]);
+    expect(await t.app.prisma.webhookDelivery.count({ where: { webhookId: hook.id } })).toBe(0);
+
+    await transaction(t.app.prisma, (tx) => recordEvent(tx, actor, event));
+    expect((await deliveries(hook.id)).map((d) => d.event.type)).toEqual(['space_updated']);
+    const req = await waitFor('committed delivery', () => requestsTo('/ok/tx')[0]);
+    expect(JSON.parse(req.body)).toMatchObject({ object: { id: 'space_rolledback' }, actor: { type: 'system', id: 'system' }, source: 'job' });
+  });
+});
+
+describe('failures', () => {
+  it('a receiver answering 500 is retried with backoff, then marked failed after WEBHOOK_MAX_ATTEMPTS (3 here)', async () => {
+    const hook = await createHook({ url: `${base}/fail/retry`, eventTypes: ['space_created'] });
+    await newSpace('Retried');
+    const [{ id }] = await deliveries(hook.id);
+    const first = await afterAttempt(hook.id, id, 1);
+    expect(first.lastStatusCode).toBe(500);
+    expect(first.status).toBe('pending');
+    expect(first.lastError).toMatch(/HTTP 500.*receiver broke/);
+    // The next attempt is graphile-worker's backoff after one failure: e^1 ≈ 2.7 s later.
+    const wait = new Date(first.nextAttemptAt!).getTime() - new Date(first.lastAttemptAt!).getTime();
+    expect(wait).toBeGreaterThan(2000);
+    expect(wait).toBeLessThan(5000);
+    expect(await queuedJobs(id)).toBe(1);
+
+    await runJobNow(id);
+    const second = await afterAttempt(hook.id, id, 2);
+    expect(second.status).toBe('pending');
+    // After two failures: e^2 ≈ 7.4 s.
+    expect(new Date(second.nextAttemptAt!).getTime() - new Date(second.lastAttemptAt!).getTime()).toBeGreaterThan(6000);
+
+    await runJobNow(id);
+    const last = await waitFor('failed', async () => {
+      const d = await delivery(hook.id, id);
+      return d.status === 'failed' && d;
+    });
+    expect(last).toMatchObject({ attempts: 3, lastStatusCode: 500, nextAttemptAt: null, deliveredAt: null });
+    // Three requests of the same event, and nothing left in the queue.
+    const sent = requestsTo('/fail/retry');
+    expect(sent.length).toBe(3);
+    expect(new Set(sent.map((r) => r.headers['x-event-id'])).size).toBe(1);
+    await waitFor('job done', async () => (await queuedJobs(id)) === 0);
+  });
+
+  it('when the queue gives up first, onGiveUp marks the delivery failed', async () => {
+    const hook = await createHook({ url: `${base}/fail/giveup`, eventTypes: ['space_created'] });
+    await newSpace('Given up');
+    const [{ id }] = await deliveries(hook.id);
+    await afterAttempt(hook.id, id, 1);
+    // The job's own ceiling reached on the next attempt (as when a worker died during the others).
+    await t.app.prisma.$executeRawUnsafe(`UPDATE graphile_worker._private_jobs SET max_attempts = 2, run_at = now() WHERE payload->>'deliveryId' = $1`, id);
+    const d = await waitFor('failed', async () => {
+      const x = await delivery(hook.id, id);
+      return x.status === 'failed' && x;
+    });
+    expect(d).toMatchObject({ attempts: 2, lastStatusCode: 500, nextAttemptAt: null });
+  });
+
+  it('redirects are not followed: a 302 is a failed attempt', async () => {
+    const hook = await createHook({ url: `${base}/redirect/here`, eventTypes: ['space_created'] });
+    await newSpace('Redirected');
+    const [{ id }] = await deliveries(hook.id);
+    const d = await afterAttempt(hook.id, id, 1);
+    expect(d, JSON.stringify(d)).toMatchObject({ status: 'pending', lastStatusCode: 302 });
+    expect(requestsTo('/ok/redirected')).toEqual([]);
+  });
+
+  it('deactivating a webhook fails its pending deliveries and refuses redelivery (409)', async () => {
+    const hook = await createHook({ url: `${base}/fail/off`, eventTypes: ['space_created'] });
+    await newSpace('Switched off');
+    const [{ id }] = await deliveries(hook.id);
+    await afterAttempt(hook.id, id, 1);
+    expect((await t.rest('PATCH', `${O}/webhooks/${hook.id}`, { active: false })).status).toBe(200);
+    await runJobNow(id);
+    const d = await waitFor('failed', async () => {
+      const x = await delivery(hook.id, id);
+      return x.status === 'failed' && x;
+    });
+    expect(d.attempts).toBe(1);
+    expect(d.lastError).toMatch(/inactive/);
+    const r = await t.rest('POST', `${O}/webhooks/${hook.id}/deliveries/${id}/redeliver`);
+    expect(r.status, r.text).toBe(409);
+    expect(r.body).toEqual({ error: { code: 409, message: expect.stringMatching(/inactive/) } });
+  });
+});
+
+describe('private addresses (WEBHOOK_ALLOW_PRIVATE off, the default)', () => {
+  let strict: TestApp;
+  beforeAll(async () => {
+    strict = await startTestApp({ worker: true, config: { webhooks: { allowPrivate: false, maxAttempts: 3 } } });
+  }, 60_000);
+  afterAll(async () => {
+    await strict?.close();
+  });
+
+  it('refuses loopback and private URLs at registration and update (400 naming url), nothing registered', async () => {
+    const SO = `/v1/orgs/${strict.org.id}`;
+    for (const url of [`${base}/ok/private`, 'http://localhost:9/x', 'http://10.1.2.3/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest']) {
+      const r = await strict.rest('POST', `${SO}/webhooks`, { url });
+      expect(r.status, `${url}: ${r.text}`).toBe(400);
+      expect(r.body.error.message).toMatch(/\burl\b/);
+    }
+    expect(await strict.app.prisma.webhook.count()).toBe(0);
+  });
+
+  it('checks again at every delivery: a webhook whose host now resolves privately is not called', async () => {
+    // As if its DNS answer changed after registration: the row holds a loopback URL.
+    const hook = await strict.app.prisma.webhook.create({
+      data: { id: 'wh_resolvesprivately00001', organizationId: strict.org.id, url: `${base}/ok/rebound`, secret: 'whsec_test', eventTypes: ['space_created'] },
+    });
+    const patch = await strict.rest('PATCH', `/v1/orgs/${strict.org.id}/webhooks/${hook.id}`, { url: `${base}/ok/rebound2` });
+    expect(patch.status).toBe(400);
+    expect(patch.body.error.message).toMatch(/\burl\b/);
+    const r = await strict.rest('POST', `/v1/orgs/${strict.org.id}/spaces`, { title: 'Rebound' });
+    expect(r.status).toBe(201);
+    const { id } = await waitFor('the delivery', () => strict.app.prisma.webhookDelivery.findFirst({ where: { webhookId: hook.id } }));
+    const d = await afterAttempt(hook.id, id, 1, strict);
+    expect(d.lastStatusCode).toBeNull();
+    expect(d.lastError).toMatch(/non-public address/);
+    expect(requestsTo('/ok/rebound')).toEqual([]);
+  });
+});
+
+describe('input and missing objects', () => {
+  it('bad input: 400 naming the field, nothing registered', async () => {
+    const count = await t.app.prisma.webhook.count();
+    const cases: Array<[unknown, string]> = [
+      [{}, 'url'],
+      [{ url: 'not a url' }, 'url'],
+      [{ url: 'ftp://example.com/hook' }, 'url'],
+      [{ url: `${base}/ok`, eventTypes: ['Space Created'] }, 'eventTypes'],
+      [{ url: `${base}/ok`, eventTypes: 'space_created' }, 'eventTypes'],
+      [{ url: `${base}/ok`, active: 'yes' }, 'active'],
+      [{ url: `${base}/ok`, secret: 'mine' }, 'secret'],
+    ];
+    for (const [body, field] of cases) {
+      const r = await t.rest('POST', `${O}/webhooks`, body);
+      expect(r.status, `${JSON.stringify(body)}: ${r.text}`).toBe(400);
+      expect(r.body.error.message, JSON.stringify(body)).toMatch(new RegExp(`\\b${field}\\b`));
+    }
+    expect(await t.app.prisma.webhook.count()).toBe(count);
+    const hook = await createHook({ url: `${base}/ok/input`, eventTypes: ['page_created'] });
+    const r = await t.rest('PATCH', `${O}/webhooks/${hook.id}`, { eventTypes: [''] });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/\beventTypes\b/);
+    expect((await t.rest('GET', `${O}/webhooks/${hook.id}`)).body.eventTypes).toEqual(['page_created']);
+  });
+
+  it('unknown webhook or delivery: 404; delete is idempotent (205, then 204) and takes the deliveries along', async () => {
+    const missing = `${O}/webhooks/wh_0000000000000000000000`;
+    for (const [method, path] of [
+      ['GET', missing],
+      ['PATCH', missing],
+      ['GET', `${missing}/deliveries`],
+      ['GET', `${O}/webhooks/not-an-id`],
+      ['POST', `${missing}/deliveries/whd_0000000000000000000000/redeliver`],
+    ] as const) {
+      const r = await t.rest(method, path, method === 'PATCH' ? { active: false } : undefined);
+      expect(r.status, `${method} ${path}`).toBe(404);
+    }
+    const a = await createHook({ url: `${base}/ok/del-a`, eventTypes: ['space_created'] });
+    const b = await createHook({ url: `${base}/ok/del-b`, eventTypes: ['space_created'] });
+    await newSpace('Before delete');
+    const [da] = await deliveries(a.id);
+    // A delivery of another webhook under this one's path: 404.
+    const cross = await t.rest('POST', `${O}/webhooks/${b.id}/deliveries/${da.id}/redeliver`);
+    expect(cross.status).toBe(404);
+
+    expect((await t.rest('DELETE', `${O}/webhooks/${a.id}`)).status).toBe(205);
+    expect((await t.rest('DELETE', `${O}/webhooks/${a.id}`)).status).toBe(204);
+    expect((await t.rest('GET', `${O}/webhooks/${a.id}`)).status).toBe(404);
+    expect(await t.app.prisma.webhookDelivery.count({ where: { webhookId: a.id } })).toBe(0);
+    // Its queued job finds nothing to send.
+    await t.app.jobs.runNow('deliverWebhook', { deliveryId: da.id });
+    // Another organization's path: 404 even for the webhook's id.
+    const other = await t.rest('POST', '/v1/orgs', { title: 'Elsewhere' });
+    expect((await t.rest('GET', `/v1/orgs/${other.body.id}/webhooks/${b.id}`)).status).toBe(404);
+  });
+});
+
+describe('access: organization admins only', () => {
+  it('list, create, get, update, delete, deliveries, redeliver', async () => {
+    const hook = await createHook({ url: `${base}/ok/access`, eventTypes: ['webhook_created', 'space_created'] });
+    const [d] = await waitFor('a delivery', async () => {
+      const list = await deliveries(hook.id);
+      return list.length > 0 && list;
+    });
+    const H = `${O}/webhooks/${hook.id}`;
+    const denied = { anonymous: 401, outsider: 404, guest: 403, reader: 403, editor: 403, creator: 403 };
+    await expectAccess(t, { method: 'GET', path: `${O}/webhooks` }, { ...denied, admin: 200 });
+    await expectAccess(t, { method: 'POST', path: `${O}/webhooks`, body: { url: `${base}/ok/access2` } }, { ...denied, admin: 201 });
+    await expectAccess(t, { method: 'GET', path: H }, { ...denied, admin: 200 });
+    await expectAccess(t, { method: 'PATCH', path: H, body: { active: true } }, { ...denied, admin: 200 });
+    await expectAccess(t, { method: 'GET', path: `${H}/deliveries` }, { ...denied, admin: 200 });
+    await expectAccess(t, { method: 'POST', path: `${H}/deliveries/${d.id}/redeliver` }, { ...denied, admin: 201 });
+    await expectAccess(t, { method: 'DELETE', path: H }, { ...denied, admin: 205 });
+  });
+});
+
+describe('GraphQL', () => {
+  it('createWebhook (secret once), Organization.webhooks, Webhook.deliveries with cursors, node(id:), updateWebhook, redeliver, deleteWebhook', async () => {
+    const created = await t.gql(
+      `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { secret webhook { id url eventTypes active organizationId } } }`,
+      { input: { organizationId: org, url: `${base}/ok/graphql`, eventTypes: ['space_created'] } },
+    );
+    expect(created.errors).toBeUndefined();
+    const { secret, webhook } = created.data.createWebhook;
+    expect(secret).toMatch(/^whsec_/);
+    expect(webhook).toMatchObject({ url: `${base}/ok/graphql`, eventTypes: ['space_created'], active: true, organizationId: org });
+
+    await newSpace('GraphQL one');
+    await newSpace('GraphQL two');
+    const q = `query($org: ID!, $after: String) { organization(id: $org) { webhooks(first: 100) { totalCount nodes { id } }
+      } node(id: "${webhook.id}") { ... on Webhook { id deliveries(first: 1, after: $after) { totalCount pageInfo { hasNextPage endCursor } nodes { id eventType status eventPosition } } } } }`;
+    const page1 = await t.gql(q, { org });
+    expect(page1.errors).toBeUndefined();
+    expect(page1.data.organization.webhooks.nodes.map((n: any) => n.id)).toContain(webhook.id);
+    const dl = page1.data.node.deliveries;
+    expect(dl.totalCount).toBe(2);
+    expect(dl.pageInfo.hasNextPage).toBe(true);
+    const page2 = await t.gql(q, { org, after: dl.pageInfo.endCursor });
+    const second = page2.data.node.deliveries.nodes[0];
+    expect(second.id).not.toBe(dl.nodes[0].id);
+    expect(BigInt(second.eventPosition)).toBeLessThan(BigInt(dl.nodes[0].eventPosition));
+
+    // A member who is not an admin sees no node and gets FORBIDDEN on the list.
+    const reader = await t.as('reader');
+    const hiddenNode = await t.gql(`query { node(id: "${webhook.id}") { id } }`, {}, reader.token);
+    expect(hiddenNode.data?.node ?? null).toBeNull();
+    expect(hiddenNode.errors?.map((e) => e.extensions?.code)).toEqual(['NOT_FOUND']);
+    const hiddenList = await t.gql(`query($org: ID!) { organization(id: $org) { webhooks { totalCount } } }`, { org }, reader.token);
+    expect(hiddenList.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
+
+    const updated = await t.gql(`mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { webhook { id active eventTypes } } }`, {
+      input: { id: webhook.id, eventTypes: [] },
+    });
+    expect(updated.errors).toBeUndefined();
+    expect(updated.data.updateWebhook.webhook).toEqual({ id: webhook.id, active: true, eventTypes: [] });
+
+    const bad = await t.gql(`mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { webhook { id } } }`, { input: { id: webhook.id, url: 'gopher://x' } });
+    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'url' });
+
+    const redelivered = await t.gql(`mutation($input: RedeliverWebhookDeliveryInput!) { redeliverWebhookDelivery(input: $input) { delivery { id status attempts eventId webhookId } } }`, {
+      input: { id: second.id },
+    });
+    expect(redelivered.errors).toBeUndefined();
+    expect(redelivered.data.redeliverWebhookDelivery.delivery).toMatchObject({ status: 'pending', attempts: 0, webhookId: webhook.id });
+
+    const del = `mutation($input: DeleteWebhookInput!) { deleteWebhook(input: $input) { deleted deletedId } }`;
+    expect((await t.gql(del, { input: { id: webhook.id } })).data.deleteWebhook).toEqual({ deleted: true, deletedId: webhook.id });
+    expect((await t.gql(del, { input: { id: webhook.id } })).data.deleteWebhook).toEqual({ deleted: false, deletedId: webhook.id });
+  });
+
+  it('webhook changes are in the audit log', async () => {
+    const hook = await createHook({ url: `${base}/ok/audit`, eventTypes: ['nothing_matches'] });
+    const events = await t.app.prisma.event.findMany({ where: { objectId: hook.id }, orderBy: { seq: 'asc' } });
+    expect(events.map((e) => e.type)).toEqual(['webhook_created']);
+    expect(JSON.stringify(events[0].payload)).not.toContain(hook.secret);
+  });
+});
