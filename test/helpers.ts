@@ -32,7 +32,16 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
 
   const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'docgraph-files-'));
   const config: Config = {
-    ...loadConfig({ DOCGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ALLOW_PRIVATE_FETCH: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' }),
+    ...loadConfig({
+      DOCGRAPH_ADMIN_TOKEN: ADMIN_TOKEN,
+      // Test files run two at a time on two cores, next to a job worker and PostgreSQL: a burst of
+      // concurrent transactions may wait for one of the 5 pooled connections longer than the 3 s
+      // production default, and that wait is the machine's, not the code's (db-faults sets its own).
+      DB_CONNECT_TIMEOUT_MS: '10000',
+      LOG_LEVEL: 'silent',
+      ALLOW_PRIVATE_FETCH: 'true',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+    }),
     filesDir,
     ...opts.config,
   };
