@@ -79,11 +79,6 @@ export function noteViewer<V extends Viewer | null>(viewer: V): V {
   return viewer;
 }
 
-/** Mark the current request as failed unexpectedly (a masked error inside a 200 GraphQL answer). */
-export function noteUnexpectedError() {
-  const info = currentRequest();
-  if (info) info.unexpected = true;
-}
 
 type Metrics = {
   registry: Registry;

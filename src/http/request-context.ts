@@ -2,6 +2,9 @@
 // object per request, reached through AsyncLocalStorage, so access logs, metrics, rate limits and
 // error bodies read the same facts without threading them through every call.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { GraphQLError } from 'graphql';
+import type { Logger } from 'pino';
+import { AppError, HTTP_STATUS, isDatabaseUnavailable, serviceUnavailable } from '../lib/errors.ts';
 
 export type RequestInfo = {
   /** The caller's `X-Request-Id` (when well-formed) or a generated one; echoed on the response. */
@@ -38,4 +41,33 @@ export function currentRequest(): RequestInfo | undefined {
 export function unexpectedErrorMessage(): string {
   const id = storage.getStore()?.id;
   return id ? `Unexpected error (request id ${id})` : 'Unexpected error';
+}
+
+/**
+ * What a client may learn of an error, decided once for REST routes, GraphQL resolvers and the
+ * server's last resort (downloads, SSO, the token lookup):
+ * - `unavailable`: the database is down or too slow (503 + Retry-After), logged as a warning — an
+ *   outage fails every request, it is not news each time;
+ * - `expected`: an AppError (its own status, code, message and field);
+ * - `request`: a GraphQL error of the request itself (variables, validation): the caller's, 400;
+ * - `unexpected`: anything else, logged at error with its stack, masked, and named by request id.
+ */
+export type PublicError =
+  | { kind: 'unavailable'; status: 503; message: string }
+  | { kind: 'expected'; status: number; error: AppError }
+  | { kind: 'request'; status: 400; error: GraphQLError }
+  | { kind: 'unexpected'; status: 500; message: string; requestId?: string };
+
+export function toPublicError(err: unknown, log: Pick<Logger, 'warn' | 'error'>, where: string): PublicError {
+  const original = err instanceof GraphQLError ? (err.originalError ?? err) : err;
+  if (isDatabaseUnavailable(original)) {
+    log.warn({ err: original }, 'database unavailable');
+    return { kind: 'unavailable', status: 503, message: serviceUnavailable().message };
+  }
+  if (original instanceof AppError) return { kind: 'expected', status: HTTP_STATUS[original.code], error: original };
+  if (original instanceof GraphQLError) return { kind: 'request', status: 400, error: original };
+  log.error({ err: original }, `unexpected error in ${where}`);
+  const info = storage.getStore();
+  if (info) info.unexpected = true;
+  return { kind: 'unexpected', status: 500, message: unexpectedErrorMessage(), requestId: info?.id };
 }

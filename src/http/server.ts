@@ -8,7 +8,7 @@ import type { Db } from '../db/client.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Services } from '../services.ts';
-import { AppError, ERROR_CODES, HTTP_STATUS, RETRY_AFTER_HEADER, isDatabaseUnavailable, serviceUnavailable, errorBody } from '../lib/errors.ts';
+import { ERROR_CODES, RETRY_AFTER_HEADER, errorBody } from '../lib/errors.ts';
 import { bearerToken, userForToken } from '../auth/tokens.ts';
 import type { TokenCache } from '../auth/token-cache.ts';
 import type { Viewer } from '../auth/access.ts';
@@ -29,8 +29,8 @@ import type { RateLimits } from './rate-limit.ts';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
-import { REQUEST_ID_HEADER, noteUnexpectedError, noteViewer, type Observability } from './observability.ts';
-import { currentRequest, unexpectedErrorMessage } from './request-context.ts';
+import { REQUEST_ID_HEADER, noteViewer, type Observability } from './observability.ts';
+import { currentRequest, toPublicError } from './request-context.ts';
 import { liveRequestFor, useLiveEventStream } from './live-sse.ts';
 
 export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache; obs: Observability; rateLimits?: RateLimits };
@@ -240,14 +240,11 @@ export function createHttpServer(deps: AppDeps) {
         return res.end();
       }
       // The token lookup, downloads and SSO land here when the database fails: 503, not 500.
-      const unavailable = isDatabaseUnavailable(err);
-      if (unavailable) log.warn({ err }, 'database unavailable');
-      else log.error({ err }, 'unhandled error');
-      if (res.headersSent) res.end();
-      else if (unavailable) {
-        res.setHeader('Retry-After', RETRY_AFTER_HEADER['Retry-After']);
-        await sendJson(res, 503, errorBody(503, serviceUnavailable().message)).catch(() => res.end());
-      } else await sendJson(res, 500, errorBody(500, unexpectedErrorMessage())).catch(() => res.end());
+      const e = toPublicError(err, log, 'request handler');
+      if (res.headersSent) return void res.end();
+      if (e.kind === 'unavailable') res.setHeader('Retry-After', RETRY_AFTER_HEADER['Retry-After']);
+      const message = e.kind === 'expected' || e.kind === 'request' ? e.error.message : e.message;
+      await sendJson(res, e.status, errorBody(e.status, message)).catch(() => res.end());
     }
   }));
   server.keepAliveTimeout = 65_000;
@@ -399,29 +396,24 @@ async function databaseReady(prisma: Db): Promise<boolean> {
 /** Expected errors keep their code (and field); anything else is logged and masked. */
 function maskError(error: unknown, message: string, log: Logger): Error {
   const gqlError = error instanceof GraphQLError ? error : undefined;
-  const original = gqlError?.originalError ?? error;
-  if (isDatabaseUnavailable(original)) {
-    // An outage fails every request: a warning each, not an "unexpected error".
-    log.warn({ err: original }, 'database unavailable');
-    return new GraphQLError(serviceUnavailable().message, {
-      nodes: gqlError?.nodes,
-      path: gqlError?.path,
-      // A field's error leaves the response 200 unless nothing else succeeded (see
-      // useErrorStatus); an error outside execution is the whole response.
-      extensions: { code: 'SERVICE_UNAVAILABLE', http: gqlError?.path ? { status: 200 } : { status: 503, headers: RETRY_AFTER_HEADER } },
-    });
+  const at = { nodes: gqlError?.nodes, path: gqlError?.path };
+  const e = toPublicError(error, log, 'GraphQL resolver');
+  switch (e.kind) {
+    case 'unavailable':
+      return new GraphQLError(e.message, {
+        ...at,
+        // A field's error leaves the response 200 unless nothing else succeeded (see
+        // useErrorStatus); an error outside execution is the whole response.
+        extensions: { code: 'SERVICE_UNAVAILABLE', http: gqlError?.path ? { status: 200 } : { status: 503, headers: RETRY_AFTER_HEADER } },
+      });
+    case 'expected':
+      return new GraphQLError(e.error.message, {
+        ...at,
+        extensions: { code: e.error.code, ...(e.error.field ? { field: e.error.field } : {}), http: { status: gqlError?.path ? 200 : e.status } },
+      });
+    case 'request':
+      return e.error;
+    case 'unexpected':
+      return new GraphQLError(message, { ...at, extensions: { code: 'INTERNAL_SERVER_ERROR', ...(e.requestId ? { requestId: e.requestId } : {}) } });
   }
-  if (original instanceof AppError) {
-    return new GraphQLError(original.message, {
-      nodes: gqlError?.nodes,
-      path: gqlError?.path,
-      extensions: { code: original.code, ...(original.field ? { field: original.field } : {}), http: { status: gqlError?.path ? 200 : HTTP_STATUS[original.code] } },
-    });
-  }
-  if (original instanceof GraphQLError) return original;
-  if (gqlError && !gqlError.originalError) return gqlError;
-  log.error({ err: original }, 'unexpected error in GraphQL resolver');
-  noteUnexpectedError();
-  const requestId = currentRequest()?.id;
-  return new GraphQLError(message, { nodes: gqlError?.nodes, path: gqlError?.path, extensions: { code: 'INTERNAL_SERVER_ERROR', ...(requestId ? { requestId } : {}) } });
 }

@@ -4,12 +4,12 @@
 import Router from 'find-my-way';
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
 import { z } from 'zod';
-import { AppError, HTTP_STATUS, RETRY_AFTER_HEADER, isDatabaseUnavailable, serviceUnavailable, zodToAppError, errorBody } from '../lib/errors.ts';
+import { AppError, RETRY_AFTER_HEADER, zodToAppError, errorBody } from '../lib/errors.ts';
 import { ID_PREFIXES, isUuid, type IdType } from '../lib/ids.ts';
 import type { Context } from '../graphql/context.ts';
 import { fixedDocuments } from '../graphql/builder.ts';
 import { assertCleanStrings } from '../http/input-hygiene.ts';
-import { unexpectedErrorMessage } from '../http/request-context.ts';
+import { toPublicError } from '../http/request-context.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -306,20 +306,16 @@ function restFieldNames(error: AppError, fieldNames: Record<string, string> = {}
 export { errorBody };
 
 function errorResponse(err: unknown, ctx: Context, fieldNames?: Record<string, string>): RestResponse {
-  const original = err instanceof GraphQLError ? (err.originalError ?? err) : err;
-  if (isDatabaseUnavailable(original)) {
-    // An outage fails every request: a warning each, not an "unexpected error".
-    ctx.log.warn({ err: original }, 'database unavailable');
-    return { status: 503, body: errorBody(503, serviceUnavailable().message), headers: { ...RETRY_AFTER_HEADER } };
+  const e = toPublicError(err, ctx.log, 'REST route');
+  switch (e.kind) {
+    case 'unavailable':
+      return { status: e.status, body: errorBody(e.status, e.message), headers: { ...RETRY_AFTER_HEADER } };
+    case 'expected':
+      return { status: e.status, body: errorBody(e.status, restFieldNames(e.error, fieldNames)) };
+    case 'request':
+      // Variable coercion and validation errors: the caller's input is wrong.
+      return { status: 400, body: errorBody(400, e.error.message) };
+    case 'unexpected':
+      return { status: 500, body: errorBody(500, e.message) };
   }
-  if (original instanceof AppError) {
-    const status = HTTP_STATUS[original.code];
-    return { status, body: errorBody(status, restFieldNames(original, fieldNames)) };
-  }
-  if (err instanceof GraphQLError && !err.originalError) {
-    // Variable coercion and validation errors: the caller's input is wrong.
-    return { status: 400, body: errorBody(400, err.message) };
-  }
-  ctx.log.error({ err: original }, 'unexpected error in REST route');
-  return { status: 500, body: errorBody(500, unexpectedErrorMessage()) };
 }
