@@ -10,76 +10,52 @@
 // - a lookup that started before a notice is not stored (a generation counter), so a revocation
 //   that commits during a lookup can never be cached over;
 // - entries also expire after `ttlMs`, a backstop, not the invalidation mechanism.
-import pg from 'pg';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { Tx } from '../db/client.ts';
 import { hashToken, userForToken } from './tokens.ts';
+import { ListenConnection } from '../db/listen.ts';
 import type { Viewer } from './access.ts';
 
 export const AUTH_CHANNEL = 'docgraph_auth';
-const RECONNECT_MS = 1000;
 
 export class TokenCache {
   private readonly cache: LRUCache<string, Viewer>;
-  private client?: pg.Client;
+  private readonly listener: ListenConnection;
   private listening = false;
   private generation = 0;
-  private stopped = false;
-  private reconnectTimer?: NodeJS.Timeout;
 
   constructor(
-    private readonly databaseUrl: string,
+    databaseUrl: string,
     private readonly log: Logger,
     opts: { max?: number; ttlMs?: number; connectTimeoutMs?: number } = {},
   ) {
     this.cache = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 5 * 60_000 });
-    this.connectTimeoutMs = opts.connectTimeoutMs ?? 3000;
+    this.listener = new ListenConnection({
+      databaseUrl,
+      channel: AUTH_CHANNEL,
+      connectTimeoutMs: opts.connectTimeoutMs,
+      log,
+      lostMessage: 'token cache: invalidation connection lost; reading tokens from the database until it is back',
+      onNotification: () => this.invalidate(),
+      onUp: () => {
+        // Anything cached before this point may have missed a notice.
+        this.invalidate();
+        this.listening = true;
+      },
+      onDown: () => {
+        this.invalidate();
+        this.listening = false;
+      },
+    });
   }
-  private readonly connectTimeoutMs: number;
 
   /** Open the LISTEN connection; the cache serves hits only while it is up. */
   async start() {
-    this.stopped = false;
-    await this.listen().catch((err) => {
+    await this.listener.connect().catch((err) => {
       this.log.warn({ err }, 'token cache: cannot listen for invalidations; reading tokens from the database');
-      this.scheduleReconnect();
+      this.listener.scheduleReconnect();
     });
-  }
-
-  private async listen() {
-    const client = new pg.Client({ connectionString: this.databaseUrl, connectionTimeoutMillis: this.connectTimeoutMs, keepAlive: true });
-    const lost = (err?: unknown) => {
-      if (this.client !== client) return;
-      this.invalidate();
-      this.listening = false;
-      this.client = undefined;
-      client.end().catch(() => {});
-      if (!this.stopped) {
-        this.log.warn({ err }, 'token cache: invalidation connection lost; reading tokens from the database until it is back');
-        this.scheduleReconnect();
-      }
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    client.on('notification', (msg) => {
-      if (msg.channel === AUTH_CHANNEL) this.invalidate();
-    });
-    this.client = client;
-    await client.connect();
-    await client.query(`LISTEN ${AUTH_CHANNEL}`);
-    // Anything cached before this point may have missed a notice.
-    this.invalidate();
-    this.listening = true;
-  }
-
-  private scheduleReconnect() {
-    if (this.stopped || this.reconnectTimer) return;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      this.listen().catch(() => this.scheduleReconnect());
-    }, RECONNECT_MS);
-    this.reconnectTimer.unref();
   }
 
   /**
@@ -105,12 +81,8 @@ export class TokenCache {
   }
 
   async stop() {
-    this.stopped = true;
-    clearTimeout(this.reconnectTimer);
     this.listening = false;
     this.cache.clear();
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => {});
+    await this.listener.stop();
   }
 }

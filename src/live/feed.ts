@@ -22,12 +22,12 @@
 // Memory: at most `maxSubscriptions` subscriptions per process; each buffers at most
 // `queueLength` undelivered rows and fails (the client reconnects and resumes from the log)
 // rather than buffering forever behind a slow reader.
-import pg from 'pg';
+import type pg from 'pg';
+import { ListenConnection } from '../db/listen.ts';
 import type { Logger } from 'pino';
 import { AppError } from '../lib/errors.ts';
 
 export const EVENTS_CHANNEL = 'docgraph_events';
-const RECONNECT_MS = 1000;
 /** Rows per read; a full page reads again at once. */
 const READ_LIMIT = 500;
 /** While gaps are open, re-read this often (a rollback sends no notice). */
@@ -144,13 +144,12 @@ export class LiveSubscription {
 type Gap = { xip: Set<string>; since: number };
 
 export class EventFeed {
-  private client?: pg.Client;
+  private readonly listener: ListenConnection;
   private starting?: Promise<void>;
   private initialized = false;
   private stopped = false;
   /** Shutting down: no new subscriptions. */
   private closing = false;
-  private reconnectTimer?: NodeJS.Timeout;
   private retryTimer?: NodeJS.Timeout;
   private pollTimer?: NodeJS.Timeout;
   private reading = false;
@@ -169,10 +168,26 @@ export class EventFeed {
   reads = 0;
 
   constructor(
-    private readonly databaseUrl: string,
+    databaseUrl: string,
     private readonly log: Logger,
     private readonly opts: FeedOptions,
-  ) {}
+  ) {
+    this.listener = new ListenConnection({
+      databaseUrl,
+      channel: EVENTS_CHANNEL,
+      connectTimeoutMs: opts.connectTimeoutMs,
+      log,
+      lostMessage: 'live feed: event connection lost; catching up from the log when it is back',
+      onNotification: () => this.pump(),
+      onUp: async (client) => {
+        if (!this.initialized) await this.initialize(client);
+        this.initialized = true;
+        this.pollTimer ??= setInterval(() => this.count > 0 && this.pump(), this.opts.pollMs ?? 5000).unref();
+        // Anything committed while the connection was down.
+        this.pump();
+      },
+    });
+  }
 
   /** Live subscriptions on this process. */
   get size() {
@@ -186,44 +201,12 @@ export class EventFeed {
   private ensureStarted(): Promise<void> {
     if (this.stopped) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down'));
     if (this.initialized) return Promise.resolve();
-    this.starting ??= this.listen().catch((err) => {
+    this.starting ??= this.listener.connect().catch((err) => {
       this.starting = undefined;
       this.log.warn({ err }, 'live feed: cannot listen for events');
       throw new AppError('SERVICE_UNAVAILABLE', 'Live updates are unavailable right now; retry in a few seconds');
     });
     return this.starting;
-  }
-
-  private async listen() {
-    const client = new pg.Client({ connectionString: this.databaseUrl, connectionTimeoutMillis: this.opts.connectTimeoutMs ?? 3000, keepAlive: true });
-    const lost = (err?: unknown) => {
-      if (this.client !== client) return;
-      this.client = undefined;
-      client.end().catch(() => {});
-      if (!this.stopped) {
-        this.log.warn({ err }, 'live feed: event connection lost; catching up from the log when it is back');
-        this.scheduleReconnect();
-      }
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    client.on('notification', (msg) => {
-      if (msg.channel === EVENTS_CHANNEL) this.pump();
-    });
-    this.client = client;
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-      if (!this.initialized) await this.initialize(client);
-    } catch (err) {
-      if (this.client === client) this.client = undefined;
-      client.end().catch(() => {});
-      throw err;
-    }
-    this.initialized = true;
-    this.pollTimer ??= setInterval(() => this.count > 0 && this.pump(), this.opts.pollMs ?? 5000).unref();
-    // Anything committed while the connection was down.
-    this.pump();
   }
 
   /** Start at the end of the log; recent seqs not visible yet are gaps (in-flight transactions). */
@@ -241,15 +224,6 @@ export class EventFeed {
     this.settle(xip, now);
   }
 
-  private scheduleReconnect() {
-    if (this.stopped || this.reconnectTimer) return;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      this.listen().catch(() => this.scheduleReconnect());
-    }, RECONNECT_MS);
-    this.reconnectTimer.unref();
-  }
-
   /** Read new rows now (coalesced: one read at a time, one more if asked meanwhile). */
   private pump() {
     if (!this.initialized || this.stopped) return;
@@ -257,7 +231,7 @@ export class EventFeed {
       this.again = true;
       return;
     }
-    const client = this.client;
+    const client = this.listener.current;
     if (!client) return;
     this.reading = true;
     this.again = false;
@@ -381,11 +355,8 @@ export class EventFeed {
   async stop() {
     this.stopped = true;
     this.endAll();
-    clearTimeout(this.reconnectTimer);
     clearTimeout(this.retryTimer);
     clearInterval(this.pollTimer);
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => {});
+    await this.listener.stop();
   }
 }
