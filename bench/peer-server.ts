@@ -2,17 +2,13 @@
 // `--import tsx` and an IPC channel): PostGraphile v5, default preset (amber), over schema
 // `peer` (bench/peer.ts), served by grafserv's node adapter on a node:http server. Like
 // bench/server.ts it adds a loopback-only stats port the load never touches, with the same
-// endpoints the runner uses for the gateway:
-//
-//   GET  /stats   SQL statements (every pg Client#query of this process) and HTTP requests
-//                 served since the last reset, in-flight requests, RSS
-//   POST /reset   zero the counters
-//   POST /trace   start recording statement texts; GET /trace returns and stops
+// endpoints (bench/process-stats.ts); its SQL statements are every pg Client#query of the process.
 //
 // Environment: DATABASE_URL (required), PEER_PRINT_SCHEMA (a file to print the schema to).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { runUntilStopped, serveStats } from './process-stats.ts';
 
 // PostGraphile 5 (grafast) calls Promise.withResolvers, which Node 20 lacks (Node 22 has it).
 // Polyfilled here, in the peer's process only, before PostGraphile is loaded.
@@ -36,15 +32,11 @@ const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) throw new Error('bench/peer-server.ts: DATABASE_URL is required');
 
 // Count the statements PostGraphile sends (its pg adaptor runs everything through pg.Client).
-let statements = 0;
-let tracing: string[] | null = null;
+let countStatement: (sql: string) => void = () => {};
 const originalQuery = pg.Client.prototype.query as (...args: any[]) => any;
 (pg.Client.prototype as any).query = function (this: pg.Client, ...args: any[]) {
-  statements++;
-  if (tracing && tracing.length < 500) {
-    const q = args[0];
-    tracing.push(typeof q === 'string' ? q : String(q?.text ?? ''));
-  }
+  const q = args[0];
+  countStatement(typeof q === 'string' ? q : String(q?.text ?? ''));
   return originalQuery.apply(this, args);
 };
 
@@ -73,80 +65,11 @@ if (process.env.PEER_PRINT_SCHEMA) {
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const port = (server.address() as AddressInfo).port;
 
-let requests = 0;
-let inFlight = 0;
-server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
-  requests++;
-  inFlight++;
-  let done = false;
-  const finish = () => {
-    if (!done) inFlight--;
-    done = true;
-  };
-  res.once('finish', finish);
-  res.once('close', finish);
-});
+const stats = await serveStats(server);
+countStatement = (sql) => stats.statement(sql);
 
-const startRss = process.memoryUsage.rss();
-let peakRss = startRss;
-let overallPeakRss = startRss;
-let peakHeapUsed = process.memoryUsage().heapUsed;
-const sampler = setInterval(() => {
-  const rss = process.memoryUsage.rss();
-  if (rss > peakRss) peakRss = rss;
-  if (rss > overallPeakRss) overallPeakRss = rss;
-}, 25);
-sampler.unref();
-
-function send(res: http.ServerResponse, status: number, body: unknown) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-const stats = http.createServer((req, res) => {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  if (url.pathname === '/stats') {
-    const memory = process.memoryUsage();
-    peakHeapUsed = Math.max(peakHeapUsed, memory.heapUsed);
-    return send(res, 200, { statements, requests, inFlight, rss: memory.rss, peakRss, overallPeakRss, startRss, heapUsed: memory.heapUsed, peakHeapUsed, memory, uptime: process.uptime() });
-  }
-  if (url.pathname === '/reset' && req.method === 'POST') {
-    statements = 0;
-    requests = 0;
-    peakRss = process.memoryUsage.rss();
-    peakHeapUsed = process.memoryUsage().heapUsed;
-    return send(res, 200, { ok: true });
-  }
-  if (url.pathname === '/trace') {
-    if (req.method === 'POST') {
-      tracing = [];
-      return send(res, 200, { ok: true });
-    }
-    const out = tracing ?? [];
-    tracing = null;
-    return send(res, 200, { statements: out });
-  }
-  return send(res, 404, { error: 'not found' });
-});
-await new Promise<void>((resolve) => stats.listen(0, '127.0.0.1', resolve));
-const statsPort = (stats.address() as AddressInfo).port;
-
-let stopping = false;
-async function stop() {
-  if (stopping) return;
-  stopping = true;
+runUntilStopped({ port, statsPort: stats.statsPort }, async () => {
   stats.close();
   server.close();
   await Promise.resolve().then(() => pgl.release()).catch(() => {});
-  process.exit(0);
-}
-process.on('SIGTERM', () => void stop());
-process.on('SIGINT', () => void stop());
-process.on('message', (m: unknown) => {
-  if (m && typeof m === 'object' && (m as { type?: string }).type === 'stop') void stop();
 });
-process.on('disconnect', () => void stop());
-
-if (process.send) process.send({ type: 'ready', port, statsPort, pid: process.pid });
-else console.log(JSON.stringify({ type: 'ready', port, statsPort }));
