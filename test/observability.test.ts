@@ -256,6 +256,22 @@ describe('/metrics', () => {
     expect(res).toMatch(/^nodejs_eventloop_lag_seconds /m);
   });
 
+  it('reports the published-structure cache by result and the live feed', async () => {
+    const site = await t.gql(`mutation($input: CreateSiteInput!) { createSite(input: $input) { site { id } } }`, { input: { organizationId: t.org.id, title: 'Metrics site' } });
+    const siteId = site.data.createSite.site.id;
+    const read = () => t.gql(`query($id: ID!) { publishedSite(siteId: $id) { id title structure { type } } }`, { id: siteId });
+    const count = (text: string, result: string) => sample(text, `docgraph_published_cache_requests_total{result="${result}"}`) ?? 0;
+    const before = await (await scrape()).text();
+    await read(); // executed and stored
+    await read(); // the stored answer
+    const after = await (await scrape()).text();
+    expect(count(after, 'miss')).toBe(count(before, 'miss') + 1);
+    expect(count(after, 'hit')).toBe(count(before, 'hit') + 1);
+    // No subscription is open on this process.
+    expect(sample(after, 'docgraph_live_subscriptions')).toBe(0);
+    expect(after).toMatch(/^docgraph_live_feed_reads_total \d+/m);
+  });
+
   it('reports the job queue: queued and failed jobs', async () => {
     const db = new pg.Client({ connectionString: t.databaseUrl });
     await db.connect();

@@ -253,6 +253,51 @@ export class Observability {
   }
 
   /**
+   * Gauges read from in-process counters on scrape: the published-structure cache's requests by
+   * result (`hit`, `miss`: executed and stored, `bypassed`: the gate said no and the request ran
+   * uncached) and the live feed's open subscriptions and log reads. Called once the server exists.
+   */
+  watch(sources: { publishedCache?: { hits: number; misses: number; bypassed: number }; live?: { readonly size: number; readonly reads: number } }) {
+    const registry = this.metrics?.registry;
+    if (!registry) return;
+    const cache = sources.publishedCache;
+    if (cache) {
+      new Counter({
+        name: 'docgraph_published_cache_requests_total',
+        help: 'Cacheable publishedSite queries by result: hit (stored answer sent), miss (executed and stored), bypassed (the access gate said no; executed)',
+        labelNames: ['result'] as const,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc({ result: 'hit' }, cache.hits);
+          this.inc({ result: 'miss' }, cache.misses);
+          this.inc({ result: 'bypassed' }, cache.bypassed);
+        },
+      });
+    }
+    const live = sources.live;
+    if (live) {
+      new Gauge({
+        name: 'docgraph_live_subscriptions',
+        help: 'Open GraphQL subscriptions (event streams) on this process',
+        registers: [registry],
+        collect() {
+          this.set(live.size);
+        },
+      });
+      new Counter({
+        name: 'docgraph_live_feed_reads_total',
+        help: 'Reads of the event log by the live feed (one per notice or poll, whatever the number of subscribers)',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(live.reads);
+        },
+      });
+    }
+  }
+
+  /**
    * graphile-worker's queue, read on scrape (one statement, bounded by a timer): jobs by state
    * (`queued`: never tried; `retrying`: failed before, will run again; `running`: locked by a
    * worker; `failed`: out of attempts, kept by the queue) and the age of the oldest runnable job.
