@@ -144,6 +144,17 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
   return { app, baseUrl, databaseUrl, org, adminUser, clock, gql, rest, client, createUser, as, countQueries, close, token: ADMIN_TOKEN };
 }
 
+/**
+ * A second gateway process on `t`'s database, with `t`'s configuration: what another instance
+ * behind the same load balancer sees (token cache invalidation, shared rate-limit counters, the
+ * published-structure version, live events). `config` overrides some of it.
+ */
+export async function startSecondApp(t: TestApp, config: Partial<Config> = {}) {
+  const app = await createApp({ config: { ...t.app.config, ...config }, databaseUrl: t.databaseUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 3 });
+  const baseUrl = `http://127.0.0.1:${await app.listen(0, '127.0.0.1')}`;
+  return { app, baseUrl, close: () => app.close() };
+}
+
 // ------------------------------------------------------------------ access tables
 
 /** The role in the test organization of each caller of the cast (undefined: not a member; null: guest). */

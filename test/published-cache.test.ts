@@ -2,9 +2,7 @@
 // answers the very bytes the uncached path would; every kind of write a reader would see makes
 // the next read a miss with the new data; access is decided on every hit.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import pino from 'pino';
-import { startTestApp, type TestApp } from './helpers.ts';
-import { createApp } from '../src/app.ts';
+import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
 
 let t: TestApp;
 let siteId: string;
@@ -205,18 +203,16 @@ describe('published-structure cache', () => {
   });
 
   it('two processes on one database agree: a write through one invalidates the other', async () => {
-    const other = await createApp({ config: t.app.config, databaseUrl: t.databaseUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 3 });
-    const port = await other.listen(0, '127.0.0.1');
-    const otherUrl = `http://127.0.0.1:${port}`;
+    const other = await startSecondApp(t);
     try {
       const readOther = () =>
-        fetch(`${otherUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${t.token}` }, body: JSON.stringify({ query: STRUCTURE, variables: { siteId } }) }).then((r) => r.text());
+        fetch(`${other.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${t.token}` }, body: JSON.stringify({ query: STRUCTURE, variables: { siteId } }) }).then((r) => r.text());
       await readOther();
       await readOther();
-      expect(other.server.publishedCache.stats.hits).toBe(1);
+      expect(other.app.server.publishedCache.stats.hits).toBe(1);
       await mutate(`mutation($input: UpdateSiteInput!) { updateSite(input: $input) { site { id } } }`, { siteId, title: 'Changed elsewhere' });
       expect(await readOther()).toContain('Changed elsewhere');
-      expect(other.server.publishedCache.stats.hits).toBe(1);
+      expect(other.app.server.publishedCache.stats.hits).toBe(1);
     } finally {
       await other.close();
     }

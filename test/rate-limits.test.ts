@@ -7,24 +7,23 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitBookAPIError } from '@gitbook/api';
 import { complexityFromQuery } from '@pothos/plugin-complexity';
-import { createApp, type App } from '../src/app.ts';
 import { loadConfig, type RateLimitConfig } from '../src/config.ts';
 import { COMPLEXITY_PER_POINT, RateLimits, clientIp } from '../src/http/rate-limit.ts';
 import { schema } from '../src/graphql/schema.ts';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
 
 const DEFAULTS = loadConfig({}).rateLimit;
 const SMALL: RateLimitConfig = { ...DEFAULTS, points: 5, anonymousPoints: 3, windowSeconds: 60, trustProxy: 1 };
 
 let t: TestApp; // default limits
 let s: TestApp; // small limits, behind one trusted proxy
-let s2: App; // a second gateway process on s's database
+let s2: Awaited<ReturnType<typeof startSecondApp>>; // a second gateway process on s's database
 let s2Url: string;
 
 beforeAll(async () => {
   [t, s] = await Promise.all([startTestApp(), startTestApp({ config: { rateLimit: SMALL } })]);
-  s2 = await createApp({ config: s.app.config, databaseUrl: s.databaseUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 3 });
-  s2Url = `http://127.0.0.1:${await s2.listen(0, '127.0.0.1')}`;
+  s2 = await startSecondApp(s);
+  s2Url = s2.baseUrl;
 });
 afterAll(async () => {
   await s2?.close();

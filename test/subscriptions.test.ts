@@ -3,21 +3,19 @@
 // change made through one reaches a subscriber of the other.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import pino from 'pino';
-import { createApp, type App } from '../src/app.ts';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
 import { createSite, createSpace } from './fixtures/sites.ts';
 import { LiveSubscription, type LiveEventRow } from '../src/live/feed.ts';
 
 let t: TestApp;
-let b: App;
+let b: Awaited<ReturnType<typeof startSecondApp>>;
 let bUrl: string;
 
 beforeAll(async () => {
   t = await startTestApp();
   // A second gateway process on the same database.
-  b = await createApp({ config: t.app.config, databaseUrl: t.databaseUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 3 });
-  bUrl = `http://127.0.0.1:${await b.listen(0, '127.0.0.1')}`;
+  b = await startSecondApp(t);
+  bUrl = b.baseUrl;
 });
 afterAll(async () => {
   await b?.close();
@@ -294,9 +292,8 @@ describe('subscriptions over SSE', () => {
   });
 
   it('keep-alive comments, a cap on subscriptions per process, and shutdown ends open streams instead of waiting for them', async () => {
-    const config = { ...t.app.config, live: { maxSubscriptions: 1, queueLength: 100, keepAliveMs: 100 } };
-    const other = await createApp({ config, databaseUrl: t.databaseUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 2 });
-    const url = `http://127.0.0.1:${await other.listen(0, '127.0.0.1')}`;
+    const other = await startSecondApp(t, { live: { maxSubscriptions: 1, queueLength: 100, keepAliveMs: 100 } });
+    const url = other.baseUrl;
     const site = await createSite(t);
     const s = await subscribe(url, SITE_SUB, { siteId: site.id }, t.token);
     await opened(s);
@@ -308,7 +305,7 @@ describe('subscriptions over SSE', () => {
     expect((await refused.next())!.data.errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
     expect((await refused.next())!.event).toBe('complete');
     const started = Date.now();
-    await other.close({ graceMs: 5000 });
+    await other.app.close({ graceMs: 5000 });
     expect(Date.now() - started).toBeLessThan(2000);
     expect((await s.next())!.event).toBe('complete');
   });

@@ -2,19 +2,17 @@
 // revocation committed through any process — or plain SQL — stops the token on every process at
 // once (two gateways on one database, as in production behind a load balancer).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
-import { createApp, type App } from '../src/app.ts';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
 
 let t: TestApp;
-let b: App;
+let b: Awaited<ReturnType<typeof startSecondApp>>;
 let bUrl: string;
 
 beforeAll(async () => {
   t = await startTestApp();
   // A second gateway process on the same database.
-  b = await createApp({ config: t.app.config, databaseUrl: t.databaseUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 3 });
-  bUrl = `http://127.0.0.1:${await b.listen(0, '127.0.0.1')}`;
+  b = await startSecondApp(t);
+  bUrl = b.baseUrl;
 });
 afterAll(async () => {
   await b?.close();
