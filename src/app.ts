@@ -4,7 +4,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createPrisma } from './db/client.ts';
+import { createPrisma, onSecondConnectionInTransaction } from './db/client.ts';
 import type { TaskDeps } from './domain/context.ts';
 import { onTransactionRetry } from './db/transaction.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
@@ -48,6 +48,8 @@ export async function createApp(opts: {
   });
   // A retried deadlock or serialization failure is expected but worth seeing (docs/decisions.md).
   const stopRetryLog = onTransactionRetry(({ attempt, sqlState }) => log.warn({ attempt, sqlState }, 'transaction retried'));
+  // A bug that deadlocks the pool under load (db/client.ts): loud, with where it happened.
+  const stopSecondConnectionLog = onSecondConnectionInTransaction(({ stack }) => log.error({ stack }, 'a transaction asked the pool for a second connection'));
   const jobs = new Jobs(databaseUrl, log, tasks, { connectTimeoutMs: config.dbConnectTimeoutMs });
   const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
   const rest = buildRestRouter(schema);
@@ -119,6 +121,7 @@ export async function createApp(opts: {
       if (closed) return;
       closed = true;
       stopRetryLog();
+      stopSecondConnectionLog();
       // Refuse new requests first, then end the open event streams so their connections can close.
       const drained = drainHttpServer(server, { graceMs: opts.graceMs ?? SHUTDOWN_GRACE_MS, log });
       live.endAll();

@@ -1,12 +1,14 @@
 // Races between writers of one change request, with real concurrent HTTP requests: a merge
 // against a content batch, an update from main, or a second merge. Every round must answer
 // without a 5xx (no deadlock, no serialization failure reaching the caller) and lose no accepted
-// edit: what main and the change request hold is what the accepted operations imply.
+// edit: what main and the change request hold is what the accepted operations imply. And a burst
+// of writes larger than the connection pool, queued behind a lock, all succeed.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { loadRevision } from '../src/domain/revisions.ts';
 import { onTransactionRetry, retryableSqlState, transaction, type RetryInfo } from '../src/db/transaction.ts';
 import { conflict } from '../src/lib/errors.ts';
+import pg from 'pg';
 
 const ROUNDS = 20;
 
@@ -278,5 +280,31 @@ describe('transaction(): retries of deadlocks and serialization failures', () =>
     expect(retries.map((r) => r.sqlState)).toEqual(['40001']);
     const { title } = await t.app.prisma.space.findUniqueOrThrow({ where: { id: x } });
     expect(['S+a+b', 'S+b+a']).toContain(title);
+  });
+});
+
+describe('a burst of writes larger than the connection pool', () => {
+  it('queues behind the organization tree lock and every request succeeds (one connection per transaction)', async () => {
+    // The test app's pool holds 5 connections. An outside session holds the lock every space
+    // creation takes (db/locks.ts lockTree) for longer than Prisma's default 2 s wait for a
+    // transaction's connection, and shorter than the 3 s statement timeout.
+    const holder = new pg.Client({ connectionString: t.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`docgraph:tree:${t.org.id}`]);
+      const titles = Array.from({ length: 7 }, (_, i) => `Burst ${i}`);
+      const pending = Promise.all(titles.map((title) => t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title })));
+      await new Promise((resolve) => setTimeout(resolve, 2300));
+      await holder.query('COMMIT');
+      const responses = await pending;
+      expect(responses.map((r) => r.status)).toEqual(titles.map(() => 201));
+      const created = await t.app.prisma.space.findMany({ where: { organizationId: t.org.id, title: { in: titles } } });
+      expect(created).toHaveLength(7);
+      const all = await t.app.prisma.space.findMany({ where: { organizationId: t.org.id, parentId: null }, select: { position: true } });
+      expect(new Set(all.map((s) => s.position)).size).toBe(all.length);
+    } finally {
+      await holder.end();
+    }
   });
 });

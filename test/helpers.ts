@@ -11,6 +11,7 @@ import { GitBookAPI, GitBookAPIError } from '@gitbook/api';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createApp, type App } from '../src/app.ts';
 import { ShiftedClock } from '../src/lib/clock.ts';
+import { onSecondConnectionInTransaction } from '../src/db/client.ts';
 import { issueToken } from '../src/auth/tokens.ts';
 import { newId } from '../src/lib/ids.ts';
 import type { Role } from '../src/generated/prisma/enums.ts';
@@ -121,6 +122,9 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
   }
 
   /** Count SQL statements issued while `fn` runs. */
+  const secondConnections: string[] = [];
+  const stopWatchingConnections = onSecondConnectionInTransaction(({ stack }) => secondConnections.push(stack));
+
   async function countQueries<T>(fn: () => Promise<T>): Promise<{ result: T; count: number; statements: string[] }> {
     const statements: string[] = [];
     const off = app.onQuery((sql) => statements.push(sql));
@@ -134,6 +138,10 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
 
   async function close() {
     await app.close();
+    stopWatchingConnections();
+    // A transaction that asks the pool for another connection deadlocks it under load
+    // (src/db/client.ts): any test that made one fails its file here.
+    if (secondConnections.length) throw new Error(`a transaction asked the pool for a second connection:\n${secondConnections.join('\n\n')}`);
     const a = new pg.Client({ connectionString: adminUrl });
     await a.connect();
     await a.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});

@@ -16,7 +16,7 @@
 // Loads are batched per request with DataLoader so listing 100 spaces costs a constant number
 // of statements.
 import DataLoader from 'dataloader';
-import type { Db } from '../db/client.ts';
+import type { Db, Tx } from '../db/client.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Member, Role, Space, Collection, Site, TeamRole, User } from '../generated/prisma/client.ts';
 import { AppError, notFound, forbidden, unauthenticated } from '../lib/errors.ts';
@@ -119,7 +119,7 @@ export type ResolvedShareKey = {
 };
 
 /** See `Access.resolveShareKey`. */
-export async function resolveShareKey(prisma: Db, siteId: string | null, key: string): Promise<ResolvedShareKey | null> {
+export async function resolveShareKey(prisma: Tx, siteId: string | null, key: string): Promise<ResolvedShareKey | null> {
   if (!plausibleShareKey(key)) return null;
   const link = await prisma.shareLink.findUnique({
     where: { key },
@@ -154,7 +154,7 @@ type AccessRow = {
  * memberships in their organizations, their team ids, their grants (directly or through a team) on
  * the targets and every enclosing collection, and the default levels of those collections.
  */
-async function loadAccessRow(prisma: Db, userId: string, orgIds: string[], targetIds: string[], collectionIds: string[]): Promise<AccessRow> {
+async function loadAccessRow(prisma: Tx, userId: string, orgIds: string[], targetIds: string[], collectionIds: string[]): Promise<AccessRow> {
   const rows = await prisma.$queryRaw<AccessRow[]>(Prisma.sql`
     WITH teams AS (SELECT tm."teamId" FROM "TeamMember" tm WHERE tm."userId" = ${userId})
     SELECT
@@ -186,7 +186,7 @@ export class Access {
   private readonly shareKeyReads = new Set<string>();
 
   constructor(
-    private readonly prisma: Db,
+    private readonly prisma: Tx,
     readonly viewer: Viewer | null,
   ) {
     this.membershipLoader = new DataLoader(async (orgIds) => {
@@ -236,6 +236,15 @@ export class Access {
       },
       { cacheKeyFn: (t) => `${t.id}|${t.ancestorIds.join(',')}` },
     );
+  }
+
+  /**
+   * The same caller's checks read through `tx`, for checks inside a transaction: they see what
+   * the transaction locked and wrote, and use its connection instead of a second one from the
+   * pool (db/client.ts). Fresh loaders: nothing cached before the transaction is trusted.
+   */
+  within(tx: Tx): Access {
+    return new Access(tx, this.viewer);
   }
 
   requireViewer(): Viewer {

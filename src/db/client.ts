@@ -5,7 +5,16 @@
 // after `statementTimeoutMs` (SQLSTATE 57014); the client gives up on an answer one second later
 // (`query_timeout`: a frozen or partitioned server never cancels anything itself); opening a
 // connection, and waiting for a free one in the pool, stop after `connectTimeoutMs`. All three
-// failures are classified as "database unavailable" (503) by `isDatabaseUnavailable`.
+// failures are classified as "database unavailable" (503) by `isDatabaseUnavailable`. Prisma's
+// own wait for a transaction's connection (`maxWait`, 2 s by default) is set to the same limit.
+//
+// A transaction holds its connection until it ends, so code inside one must not ask the pool for
+// another (a query through the outer client, an access check on its loaders, a nested
+// transaction): N such transactions on a pool of N wait for each other until they time out.
+// `transactionScope` marks the code of an open transaction (db/transaction.ts sets it), the
+// pool reports every connection asked for inside one, the app logs it and the tests fail on it
+// (docs/decisions.md, "One connection per transaction").
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -22,6 +31,18 @@ export type DbTimeouts = {
   /** Connecting, and waiting for a free pooled connection, in ms (0 = no limit). */
   connectTimeoutMs: number;
 };
+
+/** Set while the callback of an interactive transaction runs (`open` turns false when it ends). */
+export const transactionScope = new AsyncLocalStorage<{ open: boolean }>();
+
+type SecondConnectionListener = (info: { stack: string }) => void;
+const secondConnectionListeners = new Set<SecondConnectionListener>();
+
+/** Subscribe to every pooled connection asked for inside an open transaction (a bug); returns the unsubscribe function. */
+export function onSecondConnectionInTransaction(listener: SecondConnectionListener) {
+  secondConnectionListeners.add(listener);
+  return () => secondConnectionListeners.delete(listener);
+}
 
 /** Margin between the server's statement timeout and the client's own read timeout. */
 export const CLIENT_TIMEOUT_MARGIN_MS = 1000;
@@ -63,6 +84,15 @@ export function createPrisma(
     ...(t?.statementTimeoutMs ? { statement_timeout: t.statementTimeoutMs, query_timeout: t.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS } : {}),
     ...(t?.connectTimeoutMs ? { connectionTimeoutMillis: t.connectTimeoutMs } : {}),
   });
+  // pg-pool's `query` goes through `connect` too: this sees every connection the pool hands out.
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+  pool.connect = ((...args: unknown[]) => {
+    if (transactionScope.getStore()?.open && secondConnectionListeners.size) {
+      const stack = new Error('a second pooled connection asked for inside a transaction').stack ?? '';
+      for (const l of secondConnectionListeners) l({ stack });
+    }
+    return connect(...args);
+  }) as typeof pool.connect;
   const adapter = new PrismaPg(pool, {
     // Without these a connection dropped by the server (restart, outage) is an unhandled
     // 'error' event; the failure itself reaches the query that used the connection.
@@ -70,7 +100,12 @@ export function createPrisma(
     onConnectionError: connectionFailed('database connection failed'),
     disposeExternalPool: true,
   });
-  const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
+  const prisma = new PrismaClient({
+    adapter,
+    log: [{ emit: 'event', level: 'query' }],
+    // setTimeout's maximum stands for "no limit".
+    transactionOptions: { maxWait: t?.connectTimeoutMs || 2 ** 31 - 1 },
+  });
   const listeners = opts.listeners ?? new Set<QueryListener>();
   prisma.$on('query', (e) => {
     for (const l of listeners) l(e.query);

@@ -12,7 +12,7 @@
 // code P2034 (model operations) or P2010 (raw queries), the SQLSTATE in
 // `meta.driverAdapterError.cause.originalCode` and `kind: 'TransactionWriteConflict'`
 // (docs/decisions.md "Lock order and retries").
-import type { Db, Tx } from './client.ts';
+import { transactionScope, type Db, type Tx } from './client.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 
 /** SQLSTATEs after which re-running the transaction can succeed. */
@@ -71,7 +71,11 @@ export async function transaction<T>(prisma: Pick<Db, '$transaction'>, fn: (tx: 
   const { attempts = TRANSACTION_ATTEMPTS, onRetry, ...txOptions } = options;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await prisma.$transaction(fn, txOptions);
+      // The scope closes with the callback: work it started that outlives it is not "inside".
+      return await prisma.$transaction((tx) => {
+        const scope = { open: true };
+        return transactionScope.run(scope, () => fn(tx)).finally(() => (scope.open = false));
+      }, txOptions);
     } catch (err) {
       const sqlState = retryableSqlState(err);
       if (!sqlState || attempt >= attempts) throw err;

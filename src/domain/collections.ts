@@ -152,13 +152,15 @@ export async function getCollection(ctx: DomainContext, id: string, min: Role = 
 
 /** The container a new or moved item goes into: checks it and the caller's `create` role there. */
 async function requireContainer(ctx: DomainContext, tx: Tx, organizationId: string, parentId: string | null, field = 'parent') {
+  // Checked through the transaction: under its tree lock, on its connection.
+  const access = ctx.access.within(tx);
   if (parentId === null) {
-    await ctx.access.requireOrg(organizationId, 'content:create');
+    await access.requireOrg(organizationId, 'content:create');
     return null;
   }
   const parent = await tx.collection.findFirst({ where: { id: parentId, organizationId } });
-  if (!parent || !(await ctx.access.collectionRole(parent))) throw badRequest(field, 'no such collection in this organization');
-  await ctx.access.requireCollection(parent, 'create');
+  if (!parent || !(await access.collectionRole(parent))) throw badRequest(field, 'no such collection in this organization');
+  await access.requireCollection(parent, 'create');
   return parent;
 }
 

@@ -95,7 +95,7 @@ export async function createSpace(ctx: DomainContext, organizationId: string, ra
 /** `createSpace` inside the caller's transaction (a site created with a new space, say). */
 export async function createSpaceInTransaction(ctx: DomainContext, tx: Tx, organizationId: string, raw: unknown): Promise<Space> {
   const viewer = ctx.access.requireViewer();
-  await ctx.access.requireOrg(organizationId, 'content:create');
+  await ctx.access.within(tx).requireOrg(organizationId, 'content:create');
   const input = parseInput(CreateSpaceInput, raw);
   if (input.visibility === 'in_collection' && !input.parent) throw badRequest('visibility', 'a space in a collection needs a parent collection');
   {
