@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { createParser } from 'eventsource-parser';
 import { startBenchDatabase, type BenchDatabase } from './db.ts';
 import { seed, SCALES, type Fixture, type Scale } from './seed.ts';
 import { SCENARIOS, describeSiteTree, type BenchContext, type HttpCall, type LoadScenario, type WriteScenario, type FanoutScenario } from './scenarios.ts';
@@ -530,28 +531,21 @@ async function runFanout(s: FanoutScenario, server: Server, fx: Fixture): Promis
       signal: abort.signal,
     });
     if (res.status !== 200 || !res.body) throw new Error(`subscribe: HTTP ${res.status} ${await res.text()}`);
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    void (async () => {
-      let buffer = '';
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          buffer += decoder.decode(value, { stream: true });
-          let at: number;
-          while ((at = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, at);
-            buffer = buffer.slice(at + 2);
-            const data = block.split('\n').find((l) => l.startsWith('data: {'));
-            const title = data ? JSON.parse(data.slice(6))?.data?.siteStructureChanged?.site?.title : undefined;
-            const t0 = title ? sentAt.get(title) : undefined;
-            if (t0 !== undefined) {
-              samples.push(performance.now() - t0);
-              received++;
-            }
-          }
+    const parser = createParser({
+      onEvent: (e) => {
+        const title = e.data.startsWith('{') ? JSON.parse(e.data)?.data?.siteStructureChanged?.site?.title : undefined;
+        const t0 = title ? sentAt.get(title) : undefined;
+        if (t0 !== undefined) {
+          samples.push(performance.now() - t0);
+          received++;
         }
+      },
+    });
+    const body = res.body;
+    void (async () => {
+      try {
+        const text = body.pipeThrough(new TextDecoderStream()).getReader();
+        for (let r = await text.read(); !r.done; r = await text.read()) parser.feed(r.value);
       } catch {
         // aborted
       }

@@ -3,6 +3,7 @@
 // change made through one reaches a subscriber of the other.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { createParser } from 'eventsource-parser';
 import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
 import { createSite, createSpace } from './fixtures/sites.ts';
 import { LiveSubscription, type LiveEventRow } from '../src/live/feed.ts';
@@ -24,7 +25,7 @@ afterAll(async () => {
 
 type SseEvent = { id?: string; event: string; data: any };
 
-/** An event stream read with fetch and a small SSE parser. */
+/** An event stream read with fetch and eventsource-parser. */
 async function subscribe(base: string, query: string, variables: Record<string, unknown>, token: string, headers: Record<string, string> = {}) {
   const abort = new AbortController();
   const res = await fetch(`${base}/graphql`, {
@@ -33,34 +34,22 @@ async function subscribe(base: string, query: string, variables: Record<string, 
     body: JSON.stringify({ query, variables }),
     signal: abort.signal,
   });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
   const events: SseEvent[] = [];
   let ended = false;
   let waiting: (() => void) | undefined;
   const comments = { count: 0 };
+  const parser = createParser({
+    onEvent: (e) => {
+      if (!e.event) return;
+      events.push({ id: e.id, event: e.event, data: e.data ? JSON.parse(e.data) : null });
+      waiting?.();
+    },
+    onComment: () => void comments.count++,
+  });
   (async () => {
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let at: number;
-        while ((at = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, at);
-          buffer = buffer.slice(at + 2);
-          const e: Partial<SseEvent> & { lines: string[] } = { lines: [] };
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) comments.count++;
-            else if (line.startsWith('id: ')) e.id = line.slice(4);
-            else if (line.startsWith('event: ')) e.event = line.slice(7);
-            else if (line.startsWith('data:')) e.lines.push(line.slice(5).trimStart());
-          }
-          if (e.event) events.push({ id: e.id, event: e.event, data: e.lines.join('\n') ? JSON.parse(e.lines.join('\n')) : null });
-          waiting?.();
-        }
-      }
+      const text = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      for (let r = await text.read(); !r.done; r = await text.read()) parser.feed(r.value);
     } catch {
       // aborted
     }
