@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createParser } from 'eventsource-parser';
+import { createClient, type ExecutionResult } from 'graphql-sse';
 import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
 import { createSite, createSpace } from './fixtures/sites.ts';
 import { LiveSubscription, type LiveEventRow } from '../src/live/feed.ts';
@@ -109,6 +110,39 @@ describe('subscriptions over SSE', () => {
     const row = await t.app.prisma.event.findUnique({ where: { id: change.event.id } });
     expect(String(row!.seq)).toBe(e!.id);
     s.close();
+  });
+
+  it('works through the graphql-sse client (its distinct connections mode): subscriptions, queries and errors', async () => {
+    const site = await createSite(t);
+    const client = createClient({ url: `${bUrl}/graphql`, headers: { authorization: `Bearer ${t.token}` }, retryAttempts: 0 });
+    /** Runs `query` through the client; resolves with what it got once the connection is up (`connected`) and when it completes. */
+    const run = (query: string, variables: Record<string, unknown>) => {
+      const results: ExecutionResult[] = [];
+      let connected!: () => void;
+      const isConnected = new Promise<void>((resolve) => (connected = resolve));
+      let dispose!: () => void;
+      const done = new Promise<ExecutionResult[]>((resolve, reject) => {
+        dispose = client.subscribe({ query, variables }, { next: (r) => void results.push(r), error: reject, complete: () => resolve(results) }, { connected: () => connected() });
+      });
+      return { results, isConnected, done, dispose };
+    };
+    try {
+      const sub = run(SITE_SUB, { siteId: site.id });
+      await sub.isConnected;
+      await renameSite(site.id, 'Through graphql-sse');
+      await expect.poll(() => sub.results.length, { timeout: 3000 }).toBe(1);
+      expect((sub.results[0].data as any).siteStructureChanged.site).toEqual({ id: site.id, title: 'Through graphql-sse' });
+      sub.dispose();
+
+      // A query over the same protocol: one result, then complete.
+      expect(await run('query { viewer { user { id } } }', {}).done).toEqual([{ data: { viewer: { user: { id: t.adminUser.id } } } }]);
+      // A subscription to a site nobody may see ends with the NOT_FOUND result, no data.
+      const refused = await run(SITE_SUB, { siteId: 'site_doesnotexist' }).done;
+      expect(refused).toHaveLength(1);
+      expect(refused[0].errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    } finally {
+      client.dispose();
+    }
   });
 
   it('subscribing to something you cannot see answers NOT_FOUND and streams nothing', async () => {
