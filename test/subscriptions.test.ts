@@ -117,11 +117,11 @@ describe('subscriptions over SSE', () => {
     const client = createClient({ url: `${bUrl}/graphql`, headers: { authorization: `Bearer ${t.token}` }, retryAttempts: 0 });
     /** Runs `query` through the client; resolves with what it got once the connection is up (`connected`) and when it completes. */
     const run = (query: string, variables: Record<string, unknown>) => {
-      const results: ExecutionResult[] = [];
+      const results: ExecutionResult<Record<string, unknown>, unknown>[] = [];
       let connected!: () => void;
       const isConnected = new Promise<void>((resolve) => (connected = resolve));
       let dispose!: () => void;
-      const done = new Promise<ExecutionResult[]>((resolve, reject) => {
+      const done = new Promise<typeof results>((resolve, reject) => {
         dispose = client.subscribe({ query, variables }, { next: (r) => void results.push(r), error: reject, complete: () => resolve(results) }, { connected: () => connected() });
       });
       return { results, isConnected, done, dispose };
