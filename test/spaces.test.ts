@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { applyChanges, loadRevision, pagePaths } from '../src/domain/revisions.ts';
-import { assertEditable } from '../src/domain/spaces.ts';
+import { requireEditable } from '../src/domain/spaces.ts';
 import { purgeDeletedSpaces } from '../src/domain/cleanup.ts';
 import { DAY_MS } from '../src/lib/clock.ts';
 import { newId } from '../src/lib/ids.ts';
@@ -114,20 +114,20 @@ describe('locked spaces', () => {
     expect((await t.rest('PATCH', `/v1/spaces/${s.id}`, { title: 'Still lockable' })).status).toBe(200);
 
     const space = (await row(s.id))!;
-    expect(() => assertEditable(space)).toThrow(expect.objectContaining({ code: 'CONFLICT', message: expect.stringContaining('locked') }));
-    // A live content edit goes through assertEditable first; nothing is written.
+    expect(() => requireEditable(space)).toThrow(expect.objectContaining({ code: 'CONFLICT', message: expect.stringContaining('locked') }));
+    // A live content edit goes through requireEditable first; nothing is written.
     const before = await t.app.prisma.revision.count({ where: { spaceId: s.id } });
     await expect(
       t.app.prisma.$transaction(async (tx) => {
         const current = await tx.space.findUniqueOrThrow({ where: { id: s.id } });
-        assertEditable(current);
+        requireEditable(current);
         await applyChanges(tx, { spaceId: s.id, baseRevisionId: current.revisionId!, changes: [{ operation: 'insert_page', title: 'Nope', document: { markdown: 'x' } }], createdById: t.adminUser.id, storage: t.app.services.storage });
       }),
     ).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(await t.app.prisma.revision.count({ where: { spaceId: s.id } })).toBe(before);
 
     await t.rest('PATCH', `/v1/spaces/${s.id}`, { editMode: 'live' });
-    expect(() => assertEditable({ id: s.id, editMode: 'live' })).not.toThrow();
+    expect(() => requireEditable({ id: s.id, editMode: 'live' })).not.toThrow();
   });
 
   it('refuses change request content on a locked space (integration with the change-request area)', async () => {

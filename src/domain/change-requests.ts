@@ -25,7 +25,7 @@ import { planThreeWayMerge, type MergeConflict } from './three-way.ts';
 import { atLeast } from '../auth/roles.ts';
 import { prepareFileFetcher } from './content.ts';
 import { renderPagesPdf, type PdfPage } from '../lib/pdf.ts';
-import { assertEditable } from './spaces.ts';
+import { requireEditable } from './spaces.ts';
 import { lockSpaceAndChangeRequest, type SpaceLockMode } from '../db/locks.ts';
 import { transaction } from '../db/transaction.ts';
 import { recordEvent } from './events.ts';
@@ -208,14 +208,14 @@ export type ContentChangeResult = Awaited<ReturnType<typeof applyChanges>>;
 export async function applyChangeRequestContent(ctx: DomainContext, spaceId: string, idOrNumber: string, changes: unknown) {
   const viewer = ctx.access.requireViewer();
   const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'edit');
-  assertEditable(space);
+  requireEditable(space);
   // Files named by URL are fetched once, before the transaction (no lock held during network
   // I/O, and a retried transaction does not fetch them again).
   const fetchFile = await prepareFileFetcher(ctx, changes);
   return transaction(ctx.prisma, async (tx) => {
     // Space in share mode first: this inserts revisions that point at the space (db/locks.ts).
     const { current } = await lockChangeRequest(tx, spaceId, cr.id, 'share');
-    assertEditableChangeRequest(current);
+    requireEditableChangeRequest(current);
     const result = await applyChanges(tx, {
       spaceId,
       baseRevisionId: current.revisionId,
@@ -236,7 +236,7 @@ export async function applyChangeRequestContent(ctx: DomainContext, spaceId: str
 }
 
 /** Content edits (batches, updates from main, imports) need an open or draft change request. */
-export function assertEditableChangeRequest(cr: Pick<ChangeRequest, 'status'>) {
+export function requireEditableChangeRequest(cr: Pick<ChangeRequest, 'status'>) {
   if (cr.status === 'merged') throw conflict('The change request is merged; open a new one to change the content');
   if (cr.status === 'archived') throw conflict('The change request is archived; reopen it (status open or draft) to change its content');
 }
@@ -272,11 +272,11 @@ async function loadThree(tx: Tx, base: string, a: string, b: string): Promise<[L
 export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, idOrNumber: string): Promise<MergeOutcome<'merge'>> {
   const viewer = ctx.access.requireViewer();
   const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'review');
-  assertEditable(space);
+  requireEditable(space);
   return transaction(ctx.prisma, async (tx) => {
     // Lock order everywhere: space row, then change request row (db/locks.ts).
     const { main, current } = await lockChangeRequest(tx, spaceId, cr.id, 'update');
-    assertEditable({ id: spaceId, editMode: main.editMode });
+    requireEditable({ id: spaceId, editMode: main.editMode });
     if (current.status === 'merged') throw conflict('The change request is already merged');
     if (current.status === 'archived') throw conflict('The change request is archived; reopen it before merging');
     const [base, target, source] = await loadThree(tx, lastBaseOf(current), main.revisionId, current.revisionId);
@@ -316,11 +316,11 @@ export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, id
 export async function updateChangeRequestFromMain(ctx: DomainContext, spaceId: string, idOrNumber: string): Promise<MergeOutcome<'update'>> {
   const viewer = ctx.access.requireViewer();
   const { space: spaceRow, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'edit');
-  assertEditable(spaceRow);
+  requireEditable(spaceRow);
   return transaction(ctx.prisma, async (tx) => {
     // Main cannot move while the space is held in share mode, so the update merges a stable main.
     const { main, current } = await lockChangeRequest(tx, spaceId, cr.id, 'share');
-    assertEditableChangeRequest(current);
+    requireEditableChangeRequest(current);
     const mainId = main.revisionId;
     if (mainId === lastBaseOf(current)) return { result: 'update', revision: current.revisionId, changeRequest: current, conflicts: [] } as MergeOutcome<'update'>;
     const [base, target, source] = await loadThree(tx, lastBaseOf(current), current.revisionId, mainId);

@@ -8,7 +8,7 @@ import type { DomainContext } from './context.ts';
 import type { PageVersion, Revision } from '../generated/prisma/client.ts';
 import { AppError, notFound, parseInput } from '../lib/errors.ts';
 import { applyChanges, ContentChangesInput, type TreeNode } from './revisions.ts';
-import { assertEditable, requireSpaceById } from './spaces.ts';
+import { requireEditable, requireSpaceById } from './spaces.ts';
 import { extractLinks, isInAppUrl, normalizePagePath } from '../lib/markdown.ts';
 import { safeFetch } from '../lib/url-guard.ts';
 import { transaction } from '../db/transaction.ts';
@@ -294,7 +294,7 @@ export type ContentUpdateResult = Awaited<ReturnType<typeof applyChanges>> & { s
 export async function applySpaceContentChanges(ctx: DomainContext, spaceId: string, rawChanges: unknown): Promise<ContentUpdateResult> {
   const viewer = ctx.access.requireViewer();
   const space = await requireSpaceById(ctx, spaceId, 'edit');
-  assertEditable(space);
+  requireEditable(space);
   const { changes } = parseInput(ContentChangesInput, { changes: rawChanges });
   const fetchFile = await prepareFileFetcher(ctx, changes);
   return transaction(
@@ -303,7 +303,7 @@ export async function applySpaceContentChanges(ctx: DomainContext, spaceId: stri
       // FOR UPDATE on the space (db/locks.ts): serializes writers of its current revision.
       const current = await lockSpace(tx, spaceId, 'update');
       if (!current) throw notFound('Space');
-      assertEditable({ id: spaceId, ...current });
+      requireEditable({ id: spaceId, ...current });
       if (!current.revisionId) throw notFound('Revision');
       const result = await applyChanges(tx, {
         spaceId,

@@ -17,9 +17,9 @@ import type { GiveUpReason } from '../jobs.ts';
 import type { TaskDeps } from './context.ts';
 import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
-import { assertEditable, requireSpaceById } from './spaces.ts';
+import { requireEditable, requireSpaceById } from './spaces.ts';
 import { imageDimensions, insertPageVersions, loadRevision, slugify, writeRevision, type TreeNode } from './revisions.ts';
-import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from '../lib/url-guard.ts';
+import { requireFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from '../lib/url-guard.ts';
 import { ImportError, importFromSource, type ConvertedImport, type Fetcher, type ImportedPage } from '../lib/importers.ts';
 import { codeRanges } from '../lib/markdown.ts';
 import { transaction } from '../db/transaction.ts';
@@ -46,13 +46,13 @@ export { ImportError, type ConvertedImport, type ImportedFile, type ImportedPage
 export async function startImport(ctx: DomainContext, target: ImportTarget, raw: unknown): Promise<ImportJob & { baseRevisionId: string }> {
   const viewer = ctx.access.requireViewer();
   const space = await requireSpaceById(ctx, target.spaceId, 'edit');
-  assertEditable(space);
+  requireEditable(space);
   const input = parseInput(ImportContentInput, raw);
   if (!SUPPORTED_IMPORT_SOURCES.includes(input.source)) {
     throw badRequest('source', `importing from this source is not supported here; use one of ${SUPPORTED_IMPORT_SOURCES.join(', ')}`);
   }
   try {
-    await assertFetchableUrl(input.url, { allowPrivate: ctx.config.allowPrivateFetch });
+    await requireFetchableUrl(input.url, { allowPrivate: ctx.config.allowPrivateFetch });
   } catch (e) {
     if (e instanceof FetchGuardError) throw badRequest('url', e.message);
     throw e;

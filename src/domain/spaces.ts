@@ -1,6 +1,6 @@
 // Spaces: creation (not in the seeds: `createSpace` / `POST ORG/spaces`), reading with access
 // checks, update, soft delete / restore, duplicate, move and transfer, and the edit lock
-// (`assertEditable`) that every content edit goes through. The purge of spaces deleted long ago
+// (`requireEditable`) that every content edit goes through. The purge of spaces deleted long ago
 // is in cleanup.ts.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
@@ -80,7 +80,7 @@ export async function requireSpaceById(ctx: DomainContext, id: string, min: Para
  * Refuse content edits on a locked space. Every path that writes a space's content (live edits,
  * change request content, merges, imports) calls this first: 409 CONFLICT "space is locked".
  */
-export function assertEditable(space: Pick<Space, 'id' | 'editMode'> & { deletedAt?: Date | null }) {
+export function requireEditable(space: Pick<Space, 'id' | 'editMode'> & { deletedAt?: Date | null }) {
   if (space.deletedAt) throw notFound('Space');
   if (space.editMode === 'locked') {
     throw new AppError('CONFLICT', `Space ${space.id} is locked (editMode: locked): content edits are refused until an admin sets editMode to live`);

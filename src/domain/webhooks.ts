@@ -28,7 +28,7 @@ import type { Event, Webhook, WebhookDelivery } from '../generated/prisma/client
 import type { GiveUpReason } from '../jobs.ts';
 import { badRequest, conflict, notFound, parseInput } from '../lib/errors.ts';
 import { newId, newSecret } from '../lib/ids.ts';
-import { assertFetchableUrl, FetchGuardError, FetchTimeoutError, guardedPost } from '../lib/url-guard.ts';
+import { requireFetchableUrl, FetchGuardError, FetchTimeoutError, guardedPost } from '../lib/url-guard.ts';
 import { transaction } from '../db/transaction.ts';
 import { recordEvent, SYSTEM_ACTOR } from './events.ts';
 
@@ -79,7 +79,7 @@ export async function requireWebhookAdmin(ctx: DomainContext, organizationId: st
 /** The refusal of a URL the guard does not allow, as a 400 naming `url`. */
 async function checkUrl(ctx: Pick<DomainContext, 'config'>, url: string) {
   try {
-    await assertFetchableUrl(url, { allowPrivate: ctx.config.webhooks.allowPrivate });
+    await requireFetchableUrl(url, { allowPrivate: ctx.config.webhooks.allowPrivate });
   } catch (err) {
     if (err instanceof FetchGuardError) throw badRequest('url', err.message);
     throw err;

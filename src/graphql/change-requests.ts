@@ -10,7 +10,7 @@ import type { Context } from './context.ts';
 import type { ChangeRequest } from '../generated/prisma/client.ts';
 import {
   CHANGE_REQUEST_STATUSES,
-  assertEditableChangeRequest,
+  requireEditableChangeRequest,
   applyChangeRequestContent,
   changeRequestListWhere,
   changeRequestPermissions,
@@ -342,7 +342,7 @@ builder.mutationFields((t) => ({
       const wait = input.waitSeconds ?? 0;
       if (wait < 0 || wait > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
       const { changeRequest } = await resolveChangeRequest(ctx, String(input.spaceId), input.changeRequestId, 'edit');
-      assertEditableChangeRequest(changeRequest);
+      requireEditableChangeRequest(changeRequest);
       const job = await startImport(ctx, { spaceId: changeRequest.spaceId, changeRequestId: changeRequest.id }, { url: input.url, source: input.source });
       const done = wait > 0 ? await waitForImportJob(ctx, job.id, wait * 1000) : job;
       return { importJob: done, revision: await revisionOrThrow(ctx, done.revisionId ?? job.baseRevisionId) };

@@ -45,7 +45,7 @@ export function findForbiddenString(value: unknown, base = ''): string | undefin
 }
 
 /** Throw a 400 `AppError` naming the first offending string of `value` (see above). */
-export function assertCleanStrings(value: unknown, base = '') {
+export function requireCleanStrings(value: unknown, base = '') {
   const path = findForbiddenString(value, base);
   if (path !== undefined) throw badRequest(path || base || 'body', FORBIDDEN_CHAR_MESSAGE);
 }

@@ -132,7 +132,7 @@ const tooLarge = (max: number) => new RequestRejected(413, `Request body too lar
  * that skips strings), so neither `JSON.parse` nor the recursive validators after it can be
  * driven into a stack overflow.
  */
-export function assertJsonDepth(text: string | Uint8Array, maxDepth: number, field = 'body') {
+export function requireJsonDepth(text: string | Uint8Array, maxDepth: number, field = 'body') {
   // On raw UTF-8 bytes as on a string: the bytes looked at are ASCII, and no byte of a multi-byte
   // UTF-8 sequence is ASCII, so the body need not be decoded for this check.
   const at = typeof text === 'string' ? (i: number) => text.charCodeAt(i) : (i: number) => text[i];

@@ -23,7 +23,7 @@ import { mergeVary, sendJson, useResponseCompression } from './compression.ts';
 import { createCors } from './cors.ts';
 import { sendJsonWithEtag, useConditionalGet } from './conditional.ts';
 import { TRUSTED_DOCUMENTS_PATH, TRUSTED_DOCUMENT_ERROR_CODES, loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.ts';
-import { BodyBudget, RequestRejected, assertJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
+import { BodyBudget, RequestRejected, requireJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
 import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
 import type { RateLimits } from './rate-limit.ts';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
@@ -136,8 +136,8 @@ export function createHttpServer(deps: AppDeps) {
     const { body, release } = await readBody(req, bodyLimits);
     try {
       const raw = body.toString('utf8');
-      if (match.route.body && body.length > 0) assertJsonContentType(req.headers['content-type']);
-      if (match.route.body) assertJsonDepth(raw, limits.maxJsonDepth);
+      if (match.route.body && body.length > 0) requireJsonContentType(req.headers['content-type']);
+      if (match.route.body) requireJsonDepth(raw, limits.maxJsonDepth);
       const out = await deps.rest.handle(match.route, match.params ?? {}, target.searchParams, raw, makeContext(viewer));
       for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
       if (out.body === undefined) {
@@ -163,7 +163,7 @@ export function createHttpServer(deps: AppDeps) {
       for (const param of ['variables', 'extensions']) {
         const value = target.searchParams.get(param);
         if (value === null || value === '') continue;
-        assertJsonDepth(value, limits.maxJsonDepth, param);
+        requireJsonDepth(value, limits.maxJsonDepth, param);
         let parsed: unknown;
         try {
           parsed = JSON.parse(value);
@@ -181,7 +181,7 @@ export function createHttpServer(deps: AppDeps) {
     }
     const { body, release } = await readBody(req, bodyLimits);
     try {
-      assertJsonDepth(body, limits.maxJsonDepth);
+      requireJsonDepth(body, limits.maxJsonDepth);
       const response = await yoga.handleRequest(fetchRequest(req.method ?? 'POST', body), { req });
       return await writeFetchResponse(res, response);
     } finally {
@@ -267,7 +267,7 @@ export function createHttpServer(deps: AppDeps) {
  * contract's error body. No `Content-Type` at all is accepted when the body parses as JSON (raw
  * HTTP clients often omit it; browsers and the official client always send one).
  */
-function assertJsonContentType(header: string | undefined) {
+function requireJsonContentType(header: string | undefined) {
   if (header === undefined || header.trim() === '') return;
   const type = header.split(';')[0].trim().toLowerCase();
   if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return;

@@ -100,7 +100,7 @@ export function isPublicAddress(address: string): boolean {
 }
 
 /** Check that `url` may be fetched; returns the parsed URL or throws FetchGuardError. */
-export async function assertFetchableUrl(url: string, opts: GuardOptions): Promise<URL> {
+export async function requireFetchableUrl(url: string, opts: GuardOptions): Promise<URL> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -198,7 +198,7 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
   const signal = AbortSignal.timeout(timeoutMs);
   let headers: Record<string, string> = { ...opts.headers };
   try {
-    let target = await abortable(assertFetchableUrl(url, opts), signal);
+    let target = await abortable(requireFetchableUrl(url, opts), signal);
     for (let redirects = 0; ; redirects++) {
       const response = await fetch(target, {
         redirect: 'manual',
@@ -217,7 +217,7 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
         } catch {
           throw new FetchGuardError('Invalid redirect location');
         }
-        const checked = await abortable(assertFetchableUrl(next, opts), signal);
+        const checked = await abortable(requireFetchableUrl(next, opts), signal);
         if (checked.origin !== target.origin) {
           headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !CREDENTIAL_HEADERS.includes(k.toLowerCase())));
         }
@@ -261,7 +261,7 @@ export async function guardedPost(
   const maxBytes = opts.maxBytes ?? 1024;
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const target = await abortable(assertFetchableUrl(url, opts), signal);
+    const target = await abortable(requireFetchableUrl(url, opts), signal);
     const response = await fetch(target, {
       method: 'POST',
       redirect: 'manual',

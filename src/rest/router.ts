@@ -8,7 +8,7 @@ import { AppError, RETRY_AFTER_HEADER, zodToAppError, errorBody } from '../lib/e
 import { ID_PREFIXES, isUuid, type IdType } from '../lib/ids.ts';
 import type { Context } from '../graphql/context.ts';
 import { fixedDocuments } from '../graphql/builder.ts';
-import { assertCleanStrings } from '../http/input-hygiene.ts';
+import { requireCleanStrings } from '../http/input-hygiene.ts';
 import { toPublicError } from '../http/request-context.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -241,7 +241,7 @@ export class RestRouter {
       const input: RestInput = { params, query: {}, body: undefined };
 
       const queryObj = queryToObject(searchParams);
-      assertCleanStrings(queryObj);
+      requireCleanStrings(queryObj);
       input.query = parseOrThrow(route.query ?? NO_QUERY, queryObj);
 
       if (route.body) {
@@ -253,7 +253,7 @@ export class RestRouter {
             throw new AppError('BAD_REQUEST', 'body: malformed JSON', 'body');
           }
         }
-        assertCleanStrings(json);
+        requireCleanStrings(json);
         input.body = parseOrThrow(route.body, json);
       }
 

@@ -6,7 +6,7 @@ import {
   FetchGuardError,
   FetchTimeoutError,
   FetchTooLargeError,
-  assertFetchableUrl,
+  requireFetchableUrl,
   effectiveAddress,
   isPublicAddress,
   safeFetch,
@@ -179,53 +179,53 @@ describe('IPv6 forms that embed an IPv4 address', () => {
 
   it('refuses URLs and DNS answers in these forms', async () => {
     for (const url of ['http://[::7f00:1]/', 'http://[::127.0.0.1]/', 'http://[64:ff9b::a9fe:a9fe]/latest/meta-data/', 'http://[2002:a00:1::]/', 'http://[::ffff:7f00:1]/']) {
-      await expect(assertFetchableUrl(url, privateOnly), url).rejects.toThrow(/non-public/);
+      await expect(requireFetchableUrl(url, privateOnly), url).rejects.toThrow(/non-public/);
     }
     stubDns({ 'nat64.example': ['64:ff9b::7f00:1'], 'sixtofour.example': ['2002:a9fe:a9fe::1'], 'public64.example': ['64:ff9b::808:808'] });
-    await expect(assertFetchableUrl('https://nat64.example/', privateOnly)).rejects.toThrow(/64:ff9b::7f00:1/);
-    await expect(assertFetchableUrl('https://sixtofour.example/', privateOnly)).rejects.toThrow(FetchGuardError);
-    await expect(assertFetchableUrl('https://public64.example/', privateOnly)).resolves.toBeInstanceOf(URL);
+    await expect(requireFetchableUrl('https://nat64.example/', privateOnly)).rejects.toThrow(/64:ff9b::7f00:1/);
+    await expect(requireFetchableUrl('https://sixtofour.example/', privateOnly)).rejects.toThrow(FetchGuardError);
+    await expect(requireFetchableUrl('https://public64.example/', privateOnly)).resolves.toBeInstanceOf(URL);
   });
 });
 
-describe('assertFetchableUrl', () => {
+describe('requireFetchableUrl', () => {
   it('refuses loopback unless private addresses are allowed', async () => {
-    await expect(assertFetchableUrl(`${base}/ok`, privateOnly)).rejects.toThrow(FetchGuardError);
-    await expect(assertFetchableUrl('http://localhost/', privateOnly)).rejects.toThrow(FetchGuardError);
-    await expect(assertFetchableUrl('http://[::1]:8080/', privateOnly)).rejects.toThrow(/non-public/);
-    await expect(assertFetchableUrl('http://[::ffff:127.0.0.1]/', privateOnly)).rejects.toThrow(/non-public/);
-    await expect(assertFetchableUrl('http://2130706433/', privateOnly)).rejects.toThrow(/127\.0\.0\.1/);
-    await expect(assertFetchableUrl('http://0x7f.1/', privateOnly)).rejects.toThrow(FetchGuardError);
-    const url = await assertFetchableUrl(`${base}/ok`, { allowPrivate: true });
+    await expect(requireFetchableUrl(`${base}/ok`, privateOnly)).rejects.toThrow(FetchGuardError);
+    await expect(requireFetchableUrl('http://localhost/', privateOnly)).rejects.toThrow(FetchGuardError);
+    await expect(requireFetchableUrl('http://[::1]:8080/', privateOnly)).rejects.toThrow(/non-public/);
+    await expect(requireFetchableUrl('http://[::ffff:127.0.0.1]/', privateOnly)).rejects.toThrow(/non-public/);
+    await expect(requireFetchableUrl('http://2130706433/', privateOnly)).rejects.toThrow(/127\.0\.0\.1/);
+    await expect(requireFetchableUrl('http://0x7f.1/', privateOnly)).rejects.toThrow(FetchGuardError);
+    const url = await requireFetchableUrl(`${base}/ok`, { allowPrivate: true });
     expect(url).toBeInstanceOf(URL);
     expect(url.href).toBe(`${base}/ok`);
   });
 
   it('refuses private, link-local, CGNAT and unspecified addresses', async () => {
     for (const url of ['http://10.0.0.1/', 'https://10.255.1.2:8443/x', 'http://192.168.1.1/', 'http://172.31.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://100.64.1.1/', 'http://0.0.0.0/', 'http://[fd00::1]/', 'http://[fe80::1]/']) {
-      await expect(assertFetchableUrl(url, privateOnly), url).rejects.toThrow(FetchGuardError);
+      await expect(requireFetchableUrl(url, privateOnly), url).rejects.toThrow(FetchGuardError);
     }
   });
 
   it('checks every address a host resolves to', async () => {
     stubDns({ 'public.example': ['93.184.216.34', '2606:2800:220:1::1'], 'mixed.example': ['93.184.216.34', '10.0.0.7'], 'mapped.example': ['::ffff:192.168.0.1'] });
-    await expect(assertFetchableUrl('https://public.example/page', privateOnly)).resolves.toBeInstanceOf(URL);
-    await expect(assertFetchableUrl('https://mixed.example/', privateOnly)).rejects.toThrow(/10\.0\.0\.7/);
-    await expect(assertFetchableUrl('https://mapped.example/', privateOnly)).rejects.toThrow(FetchGuardError);
-    await expect(assertFetchableUrl('https://unknown.example/', privateOnly)).rejects.toThrow(/Cannot resolve/);
+    await expect(requireFetchableUrl('https://public.example/page', privateOnly)).resolves.toBeInstanceOf(URL);
+    await expect(requireFetchableUrl('https://mixed.example/', privateOnly)).rejects.toThrow(/10\.0\.0\.7/);
+    await expect(requireFetchableUrl('https://mapped.example/', privateOnly)).rejects.toThrow(FetchGuardError);
+    await expect(requireFetchableUrl('https://unknown.example/', privateOnly)).rejects.toThrow(/Cannot resolve/);
   });
 
   it('accepts public IP literals', async () => {
-    await expect(assertFetchableUrl('http://8.8.8.8/', privateOnly)).resolves.toBeInstanceOf(URL);
+    await expect(requireFetchableUrl('http://8.8.8.8/', privateOnly)).resolves.toBeInstanceOf(URL);
   });
 
   it('refuses other schemes, credentials and invalid URLs', async () => {
     for (const url of ['ftp://example.com/', 'file:///etc/passwd', 'gopher://127.0.0.1/', 'data:text/plain,hi', 'javascript:alert(1)']) {
-      await expect(assertFetchableUrl(url, { allowPrivate: true }), url).rejects.toThrow(/Only http and https/);
+      await expect(requireFetchableUrl(url, { allowPrivate: true }), url).rejects.toThrow(/Only http and https/);
     }
-    await expect(assertFetchableUrl('http://user:pass@example.com/', { allowPrivate: true })).rejects.toThrow(/credentials/);
-    await expect(assertFetchableUrl('not a url', { allowPrivate: true })).rejects.toThrow(/Invalid URL/);
-    const error = await assertFetchableUrl('not a url', privateOnly).catch((e: unknown) => e);
+    await expect(requireFetchableUrl('http://user:pass@example.com/', { allowPrivate: true })).rejects.toThrow(/credentials/);
+    await expect(requireFetchableUrl('not a url', { allowPrivate: true })).rejects.toThrow(/Invalid URL/);
+    const error = await requireFetchableUrl('not a url', privateOnly).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FetchGuardError);
     expect((error as FetchGuardError).message).toBe('Invalid URL');
   });
