@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { loadRevision } from '../src/domain/revisions.ts';
 import { onTransactionRetry, retryableSqlState, transaction, type RetryInfo } from '../src/db/transaction.ts';
+import { Access } from '../src/auth/access.ts';
 import { conflict } from '../src/lib/errors.ts';
 import pg from 'pg';
 
@@ -306,5 +307,29 @@ describe('a burst of writes larger than the connection pool', () => {
     } finally {
       await holder.end();
     }
+  });
+});
+
+describe('one connection per transaction', () => {
+  it('reports a query through the pool inside a transaction, and nothing for the same work through it', async () => {
+    t.secondConnections.length = 0;
+    const access = new Access(t.app.prisma, { user: t.adminUser, tokenId: 'test' });
+    // Through the transaction: its client and `access.within(tx)`. Work after the callback is outside it.
+    let after: Promise<unknown> = Promise.resolve();
+    await transaction(t.app.prisma, async (tx) => {
+      await tx.space.count();
+      await access.within(tx).requireOrg(t.org.id, 'content:create');
+      after = new Promise((resolve) => setTimeout(resolve, 50)).then(() => t.app.prisma.space.count());
+    });
+    await after;
+    expect(t.secondConnections).toEqual([]);
+    // Through the pool: the request's loaders and the outer client are each reported.
+    await transaction(t.app.prisma, async () => {
+      await access.requireOrg(t.org.id, 'content:create');
+      await t.app.prisma.space.count();
+    });
+    expect(t.secondConnections).toHaveLength(2);
+    expect(t.secondConnections[0]).toMatch(/second pooled connection/);
+    t.secondConnections.length = 0;
   });
 });

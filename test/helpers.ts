@@ -149,7 +149,11 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
     fs.rmSync(filesDir, { recursive: true, force: true });
   }
 
-  return { app, baseUrl, databaseUrl, org, adminUser, clock, gql, rest, client, createUser, as, countQueries, close, token: ADMIN_TOKEN };
+  return {
+    app, baseUrl, databaseUrl, org, adminUser, clock, gql, rest, client, createUser, as, countQueries, close, token: ADMIN_TOKEN,
+    /** Stacks of second connections asked for inside a transaction; a test that makes one on purpose empties it. */
+    secondConnections,
+  };
 }
 
 /**
