@@ -262,6 +262,32 @@ export function slugify(title: string): string {
   return s || 'untitled';
 }
 
+type ChangeOf<Op extends ContentChange['operation']> = Extract<ContentChange, { operation: Op }>;
+
+type InsertedFile = { id: string; name: string; contentType: string; size: number; width: number | null; height: number | null };
+
+/**
+ * The revision a batch is building. Each operation edits it in place; `applyChanges` writes it
+ * once, after the last change, so an invalid change leaves nothing written.
+ */
+type RevisionDraft = {
+  spaceId: string;
+  /** The new revision's page tree: a copy of the base's. */
+  tree: TreeNode[];
+  /** Every page version the tree may point at: the base's, the new ones and the reverted ones. */
+  versions: Map<string, PageVersion>;
+  /** The PageVersion rows to write. */
+  newVersions: Prisma.PageVersionCreateManyInput[];
+  /** Batch-local ref → /pages/<id> or /files/<id>. */
+  refs: Map<string, string>;
+  /** The new revision's files: the base's, then the inserted ones. */
+  fileIds: string[];
+  insertedFiles: InsertedFile[];
+  /** By page id; a later change of the same page replaces the outcome (an update keeps it). */
+  outcomes: Map<string, ChangeOutcome>;
+  now: Date;
+};
+
 /**
  * Apply a batch to `baseRevisionId` and write the resulting revision. Runs inside the caller's
  * transaction; any invalid change throws a 400 naming `changes.<i>.<field>` and nothing is
@@ -271,247 +297,303 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
   const { changes } = parseInput(ContentChangesInput, { changes: opts.changes });
   const base = await loadRevision(tx, opts.baseRevisionId);
   if (base.revision.spaceId !== opts.spaceId) throw notFound('Revision');
-  const tree = cloneTree(base.tree);
-  const versions = new Map(base.versions);
-  const fileIds = [...base.revision.fileIds];
-  const newVersions: Prisma.PageVersionCreateManyInput[] = [];
-  const outcomes = new Map<string, ChangeOutcome>();
-  const refs = new Map<string, string>(); // batch-local ref → /pages/<id> or /files/<id>
-  const insertedFiles: Array<{ id: string; name: string; contentType: string; size: number; width: number | null; height: number | null }> = [];
-  const now = new Date();
+  const ids = assignBatchIds(changes);
+  const draft: RevisionDraft = {
+    spaceId: opts.spaceId,
+    tree: cloneTree(base.tree),
+    versions: new Map(base.versions),
+    newVersions: [],
+    refs: ids.refs,
+    fileIds: [...base.revision.fileIds],
+    insertedFiles: [],
+    outcomes: new Map(),
+    now: new Date(),
+  };
+  const revertTo = opts.revertTargetRevisionId ?? base.revision.parents[0];
 
-  // Refs may be used by any change of the batch, whatever the order: assign ids first.
-  const pageIdForInsert = new Map<number, string>();
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i];
+    const at = `changes.${i}`;
+    switch (c.operation) {
+      case 'insert_page':
+        insertPage(draft, c, at, ids.pageIds.get(i)!);
+        break;
+      case 'update_page':
+        updatePage(draft, c, at);
+        break;
+      case 'delete_page':
+        deletePage(draft, c, at);
+        break;
+      case 'revert_page':
+        await revertPage(tx, draft, c, at, revertTo);
+        break;
+      case 'insert_files':
+        await insertFiles(tx, draft, c, at, ids.fileIds.get(i)!, opts);
+        break;
+    }
+  }
+
+  await insertPageVersions(tx, draft.newVersions);
+  const revision = await writeRevision(tx, {
+    spaceId: opts.spaceId,
+    parents: [opts.baseRevisionId],
+    type: 'edits',
+    tree: draft.tree,
+    fileIds: draft.fileIds,
+    changeRequestId: opts.changeRequestId,
+    createdById: opts.createdById,
+    variables: base.revision.variables as Prisma.InputJsonValue,
+    reusableContents: base.revision.reusableContents as Prisma.InputJsonValue,
+  });
+  return { revision, outcomes: [...draft.outcomes.values()], insertedFiles: draft.insertedFiles };
+}
+
+/**
+ * Refs may be used by any change of the batch, whatever the order: the ids of inserted pages
+ * (by change index) and files (by change index, one per file) are assigned before any change
+ * is applied.
+ */
+function assignBatchIds(changes: ContentChange[]) {
+  const refs = new Map<string, string>();
+  const pageIds = new Map<number, string>();
   changes.forEach((c, i) => {
     if (c.operation === 'insert_page') {
       const id = newId('Page');
-      pageIdForInsert.set(i, id);
+      pageIds.set(i, id);
       if (c.ref) {
         if (refs.has(c.ref)) throw badRequest(`changes.${i}.ref`, 'must be unique in the batch');
         refs.set(c.ref, `/pages/${id}`);
       }
     }
   });
-  const fileIdsForInsert = new Map<string, string>();
+  const fileIds = new Map<number, string[]>();
   changes.forEach((c, i) => {
     if (c.operation === 'insert_files') {
-      c.files.forEach((f, j) => {
-        const id = newId('File');
-        fileIdsForInsert.set(`${i}.${j}`, id);
-        if (f.ref) {
-          if (refs.has(f.ref)) throw badRequest(`changes.${i}.files.${j}.ref`, 'must be unique in the batch');
-          refs.set(f.ref, `/files/${id}`);
-        }
-      });
-    }
-  });
-
-  const resolveRefs = (markdown: string) =>
-    refs.size === 0
-      ? markdown
-      : markdown.replace(/\]\(\.\/([^)\s]+?)(\.md)?\)/g, (whole, ref: string) => {
-          const target = refs.get(ref);
-          return target ? `](${target})` : whole;
-        });
-
-  const uniqueSlug = (siblings: TreeNode[], wanted: string, explicit: boolean, field: string, selfId?: string) => {
-    const taken = new Set(siblings.filter((s) => s.id !== selfId).map((s) => versions.get(s.v)?.slug));
-    if (!taken.has(wanted)) return wanted;
-    if (explicit) throw badRequest(field, `slug "${wanted}" is already used by a sibling page`);
-    for (let n = 2; ; n++) if (!taken.has(`${wanted}-${n}`)) return `${wanted}-${n}`;
-  };
-
-  const addVersion = (draft: PageDraft) => {
-    const id = newId('PageVersion');
-    const row: Prisma.PageVersionCreateManyInput = { ...draft, id, spaceId: opts.spaceId };
-    newVersions.push(row);
-    versions.set(id, { ...(row as unknown as PageVersion), createdAt: now, pageCreatedAt: (row.pageCreatedAt as Date) ?? now });
-    return id;
-  };
-
-  const siblingsFor = (into: string | null | undefined, field: string): TreeNode[] => {
-    if (into == null) return tree;
-    const parent = locate(tree, into);
-    if (!parent) throw badRequest(field, `no page ${into} in this revision`);
-    const parentKind = versions.get(parent.node.v)?.kind;
-    if (parentKind === 'link') throw badRequest(field, 'a link page cannot have children');
-    return parent.node.pages;
-  };
-
-  const documentMarkdown = (doc: z.infer<typeof DocumentInput>, field: string): { markdown?: string; meta: Record<string, unknown>; heading?: string } => {
-    if ('markdown' in doc) return readMarkdownDocument(resolveRefs(doc.markdown));
-    if ('document' in doc) return { markdown: resolveRefs(documentToMarkdownSafe(doc.document, field)), meta: {} };
-    return { markdown: '', meta: {} };
-  };
-
-  for (let i = 0; i < changes.length; i++) {
-    const c = changes[i];
-    const at = `changes.${i}`;
-    switch (c.operation) {
-      case 'insert_page': {
-        const pageId = pageIdForInsert.get(i)!;
-        const siblings = siblingsFor(c.into, `${at}.into`);
-        const doc = documentMarkdown(c.document, `${at}.document`);
-        const title = String(doc.meta.title ?? doc.heading ?? c.title ?? 'Untitled').slice(0, 256);
-        const slug = uniqueSlug(siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`);
-        const kind = c.type ?? 'document';
-        if (kind === 'link' && !c.href) throw badRequest(`${at}.href`, 'required for link pages');
-        if (kind === 'group' && c.into != null) throw badRequest(`${at}.into`, 'group pages live at the root of the page tree');
-        const v = addVersion({
-          pageId,
-          kind,
-          title,
-          slug,
-          emoji: c.emoji || null,
-          icon: c.icon || null,
-          description: (doc.meta.description as string | undefined) ?? c.description ?? null,
-          markdown: kind === 'document' ? (doc.markdown ?? '') : '',
-          href: kind === 'link' ? c.href : null,
-          hidden: c.hidden ?? false,
-          noIndex: c.noIndex ?? false,
-          noRobotsIndex: c.noRobotsIndex ?? false,
-          condition: c.condition || null,
-          pageCreatedAt: now,
-        });
-        const node = { id: pageId, v, pages: [] };
-        if (c.at !== undefined && c.at < siblings.length) siblings.splice(c.at, 0, node);
-        else siblings.push(node);
-        outcomes.set(pageId, { object: 'created_page', pageId, ...(c.ref ? { ref: c.ref } : {}) });
-        break;
-      }
-      case 'update_page': {
-        const found = locate(tree, c.page);
-        if (!found) throw badRequest(`${at}.page`, `no page ${c.page} in this revision`);
-        const current = versions.get(found.node.v)!;
-        const doc = c.document ? documentMarkdown(c.document, `${at}.document`) : { meta: {} as Record<string, unknown> };
-        const title = String(doc.meta.title ?? ('heading' in doc ? doc.heading : undefined) ?? c.title ?? current.title).slice(0, 256);
-        // Move first, so the slug check sees the new siblings.
-        let siblings = found.siblings;
-        if (c.into !== undefined || c.at !== undefined) {
-          if (c.into != null && containsPage(found.node, c.into)) throw badRequest(`${at}.into`, 'cannot move a page into itself or its descendants');
-          if (c.into != null && current.kind === 'group') throw badRequest(`${at}.into`, 'group pages live at the root of the page tree');
-          const target = c.into === undefined ? found.siblings : siblingsFor(c.into, `${at}.into`);
-          found.siblings.splice(found.index, 1);
-          const index = c.at !== undefined ? Math.min(c.at, target.length) : target === found.siblings ? found.index : target.length;
-          target.splice(index, 0, found.node);
-          siblings = target;
-        }
-        const slugChanged = c.slug !== undefined || (c.title !== undefined && c.title !== current.title);
-        const slug = slugChanged
-          ? uniqueSlug(siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`, c.page)
-          : uniqueSlug(siblings, current.slug, false, `${at}.slug`, c.page);
-        const next = {
-          title,
-          slug,
-          emoji: c.emoji !== undefined ? c.emoji || null : current.emoji,
-          icon: c.icon !== undefined ? c.icon || null : current.icon,
-          description: (doc.meta.description as string | undefined) ?? (c.description !== undefined ? c.description : current.description),
-          markdown: 'markdown' in doc && doc.markdown !== undefined ? doc.markdown : current.markdown,
-          hidden: c.hidden ?? current.hidden,
-          noIndex: c.noIndex ?? current.noIndex,
-          noRobotsIndex: c.noRobotsIndex ?? current.noRobotsIndex,
-          condition: c.condition !== undefined ? c.condition || null : current.condition,
-        };
-        const changed = (Object.keys(next) as Array<keyof typeof next>).some((k) => next[k] !== current[k]);
-        if (changed) {
-          found.node.v = addVersion({
-            pageId: current.pageId,
-            kind: current.kind,
-            href: current.href,
-            layout: (current.layout ?? undefined) as Prisma.InputJsonValue | undefined,
-            pageCreatedAt: current.pageCreatedAt,
-            ...next,
-          });
-        }
-        if (!outcomes.has(c.page)) outcomes.set(c.page, { object: 'updated_page', pageId: c.page });
-        break;
-      }
-      case 'delete_page': {
-        const found = locate(tree, c.page);
-        if (!found) throw badRequest(`${at}.page`, `no page ${c.page} in this revision`);
-        found.siblings.splice(found.index, 1);
-        outcomes.set(c.page, { object: 'deleted_page', pageId: c.page });
-        break;
-      }
-      case 'revert_page': {
-        if (c.block) throw new AppError('BAD_REQUEST', `${at}.block: reverting individual blocks is not supported; revert the whole page`, `${at}.block`);
-        const targetId = c.revision ?? opts.revertTargetRevisionId ?? base.revision.parents[0];
-        if (!targetId) throw badRequest(`${at}.revision`, 'nothing to revert to');
-        const target = await loadRevision(tx, targetId);
-        if (target.revision.spaceId !== opts.spaceId) throw badRequest(`${at}.revision`, 'not a revision of this space');
-        const before = locate(target.tree, c.page);
-        const now_ = locate(tree, c.page);
-        if (!before && !now_) throw badRequest(`${at}.page`, `no page ${c.page} here or in the target revision`);
-        if (!before) {
-          now_!.siblings.splice(now_!.index, 1);
-          outcomes.set(c.page, { object: 'deleted_page', pageId: c.page });
-          break;
-        }
-        const v = target.versions.get(before.node.v)!;
-        versions.set(v.id, v);
-        if (now_) {
-          now_.node.v = v.id;
-          outcomes.set(c.page, { object: 'updated_page', pageId: c.page });
-        } else {
-          // Restore under its old parent when that parent still exists, else at the root.
-          const parentEntry = [...walkTree(target.tree)].find((e) => e.node.id === c.page);
-          const parent = parentEntry?.parentId ? locate(tree, parentEntry.parentId) : undefined;
-          const siblings = parent ? parent.node.pages : tree;
-          const restored: TreeNode = { id: c.page, v: v.id, pages: [] };
-          siblings.splice(Math.min(parentEntry?.index ?? siblings.length, siblings.length), 0, restored);
-          outcomes.set(c.page, { object: 'created_page', pageId: c.page });
-        }
-        break;
-      }
-      case 'insert_files': {
-        for (let j = 0; j < c.files.length; j++) {
-          const f = c.files[j];
-          const field = `${at}.files.${j}`;
-          if ((f.url ? 1 : 0) + (f.base64 ? 1 : 0) !== 1) throw badRequest(field, 'set exactly one of url or base64');
-          let data: Buffer;
-          let contentType = f.contentType;
-          if (f.base64 !== undefined) {
-            if (!contentType) throw badRequest(`${field}.contentType`, 'required with base64');
-            data = Buffer.from(f.base64, 'base64');
-            if (data.length > 1024 * 1024) throw badRequest(`${field}.base64`, 'at most 1 MB');
-          } else {
-            if (!opts.fetchFile) throw badRequest(`${field}.url`, 'fetching files is not available here');
-            try {
-              const fetched = await opts.fetchFile(f.url!);
-              data = fetched.body;
-              contentType ??= fetched.contentType;
-            } catch (e) {
-              throw badRequest(`${field}.url`, (e as Error).message);
-            }
+      fileIds.set(
+        i,
+        c.files.map((f, j) => {
+          const id = newId('File');
+          if (f.ref) {
+            if (refs.has(f.ref)) throw badRequest(`changes.${i}.files.${j}.ref`, 'must be unique in the batch');
+            refs.set(f.ref, `/files/${id}`);
           }
-          const id = fileIdsForInsert.get(`${i}.${j}`)!;
-          const storageKey = `files/${opts.spaceId}/${id}`;
-          await opts.storage.put(storageKey, data, contentType ?? 'application/octet-stream');
-          const dims = imageDimensions(data);
-          await tx.file.create({
-            data: { id, spaceId: opts.spaceId, name: f.name, contentType: contentType ?? 'application/octet-stream', size: data.length, storageKey, width: dims?.width ?? null, height: dims?.height ?? null },
-          });
-          fileIds.push(id);
-          insertedFiles.push({ id, name: f.name, contentType: contentType ?? 'application/octet-stream', size: data.length, width: dims?.width ?? null, height: dims?.height ?? null });
-        }
-        break;
+          return id;
+        }),
+      );
+    }
+  });
+  return { refs, pageIds, fileIds };
+}
+
+function insertPage(draft: RevisionDraft, c: ChangeOf<'insert_page'>, at: string, pageId: string) {
+  const siblings = siblingsFor(draft, c.into, `${at}.into`);
+  const doc = documentMarkdown(draft, c.document, `${at}.document`);
+  const title = String(doc.meta.title ?? doc.heading ?? c.title ?? 'Untitled').slice(0, 256);
+  const slug = uniqueSlug(draft, siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`);
+  const kind = c.type ?? 'document';
+  if (kind === 'link' && !c.href) throw badRequest(`${at}.href`, 'required for link pages');
+  if (kind === 'group' && c.into != null) throw badRequest(`${at}.into`, 'group pages live at the root of the page tree');
+  const v = addVersion(draft, {
+    pageId,
+    kind,
+    title,
+    slug,
+    emoji: c.emoji || null,
+    icon: c.icon || null,
+    description: (doc.meta.description as string | undefined) ?? c.description ?? null,
+    markdown: kind === 'document' ? (doc.markdown ?? '') : '',
+    href: kind === 'link' ? c.href : null,
+    hidden: c.hidden ?? false,
+    noIndex: c.noIndex ?? false,
+    noRobotsIndex: c.noRobotsIndex ?? false,
+    condition: c.condition || null,
+    pageCreatedAt: draft.now,
+  });
+  const node = { id: pageId, v, pages: [] };
+  if (c.at !== undefined && c.at < siblings.length) siblings.splice(c.at, 0, node);
+  else siblings.push(node);
+  draft.outcomes.set(pageId, { object: 'created_page', pageId, ...(c.ref ? { ref: c.ref } : {}) });
+}
+
+/** Moves and edits a page; a new version is written only when a field of the page changes. */
+function updatePage(draft: RevisionDraft, c: ChangeOf<'update_page'>, at: string) {
+  const found = locate(draft.tree, c.page);
+  if (!found) throw badRequest(`${at}.page`, `no page ${c.page} in this revision`);
+  const current = draft.versions.get(found.node.v)!;
+  const doc = c.document ? documentMarkdown(draft, c.document, `${at}.document`) : { meta: {} as Record<string, unknown> };
+  const title = String(doc.meta.title ?? ('heading' in doc ? doc.heading : undefined) ?? c.title ?? current.title).slice(0, 256);
+  // Move first, so the slug check sees the new siblings.
+  let siblings = found.siblings;
+  if (c.into !== undefined || c.at !== undefined) {
+    if (c.into != null && containsPage(found.node, c.into)) throw badRequest(`${at}.into`, 'cannot move a page into itself or its descendants');
+    if (c.into != null && current.kind === 'group') throw badRequest(`${at}.into`, 'group pages live at the root of the page tree');
+    const target = c.into === undefined ? found.siblings : siblingsFor(draft, c.into, `${at}.into`);
+    found.siblings.splice(found.index, 1);
+    const index = c.at !== undefined ? Math.min(c.at, target.length) : target === found.siblings ? found.index : target.length;
+    target.splice(index, 0, found.node);
+    siblings = target;
+  }
+  const slugChanged = c.slug !== undefined || (c.title !== undefined && c.title !== current.title);
+  const slug = slugChanged
+    ? uniqueSlug(draft, siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`, c.page)
+    : uniqueSlug(draft, siblings, current.slug, false, `${at}.slug`, c.page);
+  const next = {
+    title,
+    slug,
+    emoji: c.emoji !== undefined ? c.emoji || null : current.emoji,
+    icon: c.icon !== undefined ? c.icon || null : current.icon,
+    description: (doc.meta.description as string | undefined) ?? (c.description !== undefined ? c.description : current.description),
+    markdown: 'markdown' in doc && doc.markdown !== undefined ? doc.markdown : current.markdown,
+    hidden: c.hidden ?? current.hidden,
+    noIndex: c.noIndex ?? current.noIndex,
+    noRobotsIndex: c.noRobotsIndex ?? current.noRobotsIndex,
+    condition: c.condition !== undefined ? c.condition || null : current.condition,
+  };
+  const changed = (Object.keys(next) as Array<keyof typeof next>).some((k) => next[k] !== current[k]);
+  if (changed) {
+    found.node.v = addVersion(draft, {
+      pageId: current.pageId,
+      kind: current.kind,
+      href: current.href,
+      layout: (current.layout ?? undefined) as Prisma.InputJsonValue | undefined,
+      pageCreatedAt: current.pageCreatedAt,
+      ...next,
+    });
+  }
+  if (!draft.outcomes.has(c.page)) draft.outcomes.set(c.page, { object: 'updated_page', pageId: c.page });
+}
+
+/** Removes the page and, with it, its descendants from the tree. */
+function deletePage(draft: RevisionDraft, c: ChangeOf<'delete_page'>, at: string) {
+  const found = locate(draft.tree, c.page);
+  if (!found) throw badRequest(`${at}.page`, `no page ${c.page} in this revision`);
+  found.siblings.splice(found.index, 1);
+  draft.outcomes.set(c.page, { object: 'deleted_page', pageId: c.page });
+}
+
+/**
+ * Puts back the page's version from `c.revision`, else from `defaultTarget` (a change request's
+ * base, or the base revision's parent): reuses that version row, deletes the page if the target
+ * has none, restores it if the draft has none.
+ */
+async function revertPage(tx: Tx, draft: RevisionDraft, c: ChangeOf<'revert_page'>, at: string, defaultTarget: string | undefined) {
+  if (c.block) throw new AppError('BAD_REQUEST', `${at}.block: reverting individual blocks is not supported; revert the whole page`, `${at}.block`);
+  const targetId = c.revision ?? defaultTarget;
+  if (!targetId) throw badRequest(`${at}.revision`, 'nothing to revert to');
+  const target = await loadRevision(tx, targetId);
+  if (target.revision.spaceId !== draft.spaceId) throw badRequest(`${at}.revision`, 'not a revision of this space');
+  const before = locate(target.tree, c.page);
+  const current = locate(draft.tree, c.page);
+  if (!before && !current) throw badRequest(`${at}.page`, `no page ${c.page} here or in the target revision`);
+  if (!before) {
+    current!.siblings.splice(current!.index, 1);
+    draft.outcomes.set(c.page, { object: 'deleted_page', pageId: c.page });
+    return;
+  }
+  const v = target.versions.get(before.node.v)!;
+  draft.versions.set(v.id, v);
+  if (current) {
+    current.node.v = v.id;
+    draft.outcomes.set(c.page, { object: 'updated_page', pageId: c.page });
+  } else {
+    // Restore under its old parent when that parent still exists, else at the root.
+    const parentEntry = [...walkTree(target.tree)].find((e) => e.node.id === c.page);
+    const parent = parentEntry?.parentId ? locate(draft.tree, parentEntry.parentId) : undefined;
+    const siblings = parent ? parent.node.pages : draft.tree;
+    const restored: TreeNode = { id: c.page, v: v.id, pages: [] };
+    siblings.splice(Math.min(parentEntry?.index ?? siblings.length, siblings.length), 0, restored);
+    draft.outcomes.set(c.page, { object: 'created_page', pageId: c.page });
+  }
+}
+
+/** Stores each file (base64 or fetched from its URL) and writes its File row, one by one. */
+async function insertFiles(
+  tx: Tx,
+  draft: RevisionDraft,
+  c: ChangeOf<'insert_files'>,
+  at: string,
+  fileIds: string[],
+  io: Pick<ApplyChangesOptions, 'storage' | 'fetchFile'>,
+) {
+  for (let j = 0; j < c.files.length; j++) {
+    const f = c.files[j];
+    const field = `${at}.files.${j}`;
+    if ((f.url ? 1 : 0) + (f.base64 ? 1 : 0) !== 1) throw badRequest(field, 'set exactly one of url or base64');
+    let data: Buffer;
+    let contentType = f.contentType;
+    if (f.base64 !== undefined) {
+      if (!contentType) throw badRequest(`${field}.contentType`, 'required with base64');
+      data = Buffer.from(f.base64, 'base64');
+      if (data.length > 1024 * 1024) throw badRequest(`${field}.base64`, 'at most 1 MB');
+    } else {
+      if (!io.fetchFile) throw badRequest(`${field}.url`, 'fetching files is not available here');
+      try {
+        const fetched = await io.fetchFile(f.url!);
+        data = fetched.body;
+        contentType ??= fetched.contentType;
+      } catch (e) {
+        throw badRequest(`${field}.url`, (e as Error).message);
       }
     }
+    const id = fileIds[j];
+    const storageKey = `files/${draft.spaceId}/${id}`;
+    await io.storage.put(storageKey, data, contentType ?? 'application/octet-stream');
+    const dims = imageDimensions(data);
+    await tx.file.create({
+      data: { id, spaceId: draft.spaceId, name: f.name, contentType: contentType ?? 'application/octet-stream', size: data.length, storageKey, width: dims?.width ?? null, height: dims?.height ?? null },
+    });
+    draft.fileIds.push(id);
+    draft.insertedFiles.push({ id, name: f.name, contentType: contentType ?? 'application/octet-stream', size: data.length, width: dims?.width ?? null, height: dims?.height ?? null });
   }
+}
 
-  await insertPageVersions(tx, newVersions);
-  const revision = await writeRevision(tx, {
-    spaceId: opts.spaceId,
-    parents: [opts.baseRevisionId],
-    type: 'edits',
-    tree,
-    fileIds,
-    changeRequestId: opts.changeRequestId,
-    createdById: opts.createdById,
-    variables: base.revision.variables as Prisma.InputJsonValue,
-    reusableContents: base.revision.reusableContents as Prisma.InputJsonValue,
-  });
-  return { revision, outcomes: [...outcomes.values()], insertedFiles };
+// ------------------------------------------------------------------ helpers of the operations
+
+/** Points `](./ref)` and `](./ref.md)` links at the pages and files the batch inserts. */
+function resolveRefs(draft: RevisionDraft, markdown: string) {
+  return draft.refs.size === 0
+    ? markdown
+    : markdown.replace(/\]\(\.\/([^)\s]+?)(\.md)?\)/g, (whole, ref: string) => {
+        const target = draft.refs.get(ref);
+        return target ? `](${target})` : whole;
+      });
+}
+
+/** `wanted`, or (unless the caller chose it) `wanted-2`, `wanted-3`… when a sibling has it. */
+function uniqueSlug(draft: RevisionDraft, siblings: TreeNode[], wanted: string, explicit: boolean, field: string, selfId?: string) {
+  const taken = new Set(siblings.filter((s) => s.id !== selfId).map((s) => draft.versions.get(s.v)?.slug));
+  if (!taken.has(wanted)) return wanted;
+  if (explicit) throw badRequest(field, `slug "${wanted}" is already used by a sibling page`);
+  for (let n = 2; ; n++) if (!taken.has(`${wanted}-${n}`)) return `${wanted}-${n}`;
+}
+
+/** Adds a new page version to the draft (written at the end) and returns its id. */
+function addVersion(draft: RevisionDraft, page: PageDraft) {
+  const id = newId('PageVersion');
+  const row: Prisma.PageVersionCreateManyInput = { ...page, id, spaceId: draft.spaceId };
+  draft.newVersions.push(row);
+  draft.versions.set(id, { ...(row as unknown as PageVersion), createdAt: draft.now, pageCreatedAt: (row.pageCreatedAt as Date) ?? draft.now });
+  return id;
+}
+
+/** The sibling list a page goes into: the root, or the children of page `into`. */
+function siblingsFor(draft: RevisionDraft, into: string | null | undefined, field: string): TreeNode[] {
+  if (into == null) return draft.tree;
+  const parent = locate(draft.tree, into);
+  if (!parent) throw badRequest(field, `no page ${into} in this revision`);
+  const parentKind = draft.versions.get(parent.node.v)?.kind;
+  if (parentKind === 'link') throw badRequest(field, 'a link page cannot have children');
+  return parent.node.pages;
+}
+
+function documentMarkdown(
+  draft: RevisionDraft,
+  doc: z.infer<typeof DocumentInput>,
+  field: string,
+): { markdown?: string; meta: Record<string, unknown>; heading?: string } {
+  if ('markdown' in doc) return readMarkdownDocument(resolveRefs(draft, doc.markdown));
+  if ('document' in doc) return { markdown: resolveRefs(draft, documentToMarkdownSafe(doc.document, field)), meta: {} };
+  return { markdown: '', meta: {} };
 }
 
 /** JSON documents are converted to markdown, the stored form (see lib/markdown.ts). */
