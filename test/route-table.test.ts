@@ -31,7 +31,7 @@ const DOCUMENTED_EXTENSIONS = new Set([
   // The organization audit log, as the newer 0.202.0 document defines it (listOrganizationAuditEvents, getOrganizationAuditEvent).
   'GET /v1/orgs/:organizationId/audit-events',
   'GET /v1/orgs/:organizationId/audit-events/:auditEventId',
-  // Signed webhooks (issue 16): registration, deliveries and redelivery.
+  // Signed webhooks (issue 16): registration, deliveries, redelivery, secret rotation.
   'GET /v1/orgs/:organizationId/webhooks',
   'POST /v1/orgs/:organizationId/webhooks',
   'GET /v1/orgs/:organizationId/webhooks/:webhookId',
@@ -39,6 +39,7 @@ const DOCUMENTED_EXTENSIONS = new Set([
   'DELETE /v1/orgs/:organizationId/webhooks/:webhookId',
   'GET /v1/orgs/:organizationId/webhooks/:webhookId/deliveries',
   'POST /v1/orgs/:organizationId/webhooks/:webhookId/deliveries/:deliveryId/redeliver',
+  'POST /v1/orgs/:organizationId/webhooks/:webhookId/rotate-secret',
 ]);
 
 /** Lists whose contract bounds `limit` otherwise than 0–1000: the audit log takes 1–100. */

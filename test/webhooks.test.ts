@@ -1,7 +1,8 @@
 // Signed webhooks: a committed change becomes one delivery per matching webhook (written by the
 // trigger on "Event" in the change's transaction), POSTed by the `deliverWebhook` job with a
 // Stripe-style signature; failures are retried and finally marked failed; private URLs are
-// refused unless WEBHOOK_ALLOW_PRIVATE; admins only.
+// refused unless WEBHOOK_ALLOW_PRIVATE; admins only. Secret rotation: during the overlap every
+// delivery carries a signature by the new and by the previous secret.
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +77,12 @@ async function newSpace(title: string) {
   const r = await t.rest('POST', `${O}/spaces`, { title });
   expect(r.status, r.text).toBe(201);
   return r.body.id as string;
+}
+/** Another organization, the admin its admin too. */
+async function newOrg(title: string) {
+  const r = await t.gql(`mutation($title: String!) { createOrganization(input: { title: $title }) { id } }`, { title });
+  expect(r.errors).toBeUndefined();
+  return r.data.createOrganization.id as string;
 }
 const requestsTo = (path: string) => received.filter((r) => r.path === path);
 /** Run a delivery's queued job now instead of after graphile-worker's backoff. */
@@ -395,8 +402,8 @@ describe('input and missing objects', () => {
     // Its queued job finds nothing to send.
     await t.app.jobs.runNow('deliverWebhook', { deliveryId: da.id });
     // Another organization's path: 404 even for the webhook's id.
-    const other = await t.rest('POST', '/v1/orgs', { title: 'Elsewhere' });
-    expect((await t.rest('GET', `/v1/orgs/${other.body.id}/webhooks/${b.id}`)).status).toBe(404);
+    const other = await newOrg('Elsewhere');
+    expect((await t.rest('GET', `/v1/orgs/${other}/webhooks/${b.id}`)).status).toBe(404);
   });
 });
 
@@ -478,5 +485,178 @@ describe('GraphQL', () => {
     const events = await t.app.prisma.event.findMany({ where: { objectId: hook.id }, orderBy: { seq: 'asc' } });
     expect(events.map((e) => e.type)).toEqual(['webhook_created']);
     expect(JSON.stringify(events[0].payload)).not.toContain(hook.secret);
+  });
+});
+
+describe('secret rotation', () => {
+  const HOUR = 60 * 60 * 1000;
+  /** The `t` and the `v1=` values of a signature header, in order. */
+  const signatures = (header: unknown) => {
+    const items = String(header).split(',');
+    return { t: Number(items.find((i) => i.startsWith('t='))?.slice(2)), v1: items.filter((i) => i.startsWith('v1=')).map((i) => i.slice(3)) };
+  };
+  const hmac = (secret: string, ts: number, body: string) => crypto.createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex');
+  /** The request the receiver got at `path` for a new space titled `title`, created now. */
+  async function deliveredSpace(path: string, title: string) {
+    const spaceId = await newSpace(title);
+    return waitFor(`the delivery of ${title}`, () => requestsTo(path).find((r) => JSON.parse(r.body).object.id === spaceId));
+  }
+  /** Verified as a receiver does, at the app clock's time (deliveries are signed at it). */
+  const verifies = (secret: string, req: Received) => verifyWebhookSignature(secret, String(req.headers['x-signature']), req.body, { nowSeconds: Math.floor(t.clock.now().getTime() / 1000) });
+  const rotate = (hookId: string, body: unknown = {}, token?: string | null) => t.rest('POST', `${O}/webhooks/${hookId}/rotate-secret`, body, token);
+  const stored = (hookId: string) => t.app.prisma.webhook.findUniqueOrThrow({ where: { id: hookId } });
+
+  it('REST: a new secret, shown once; the old one keeps signing during the overlap (two v1=), then only the new one', async () => {
+    const hook = await createHook({ url: `${base}/ok/rotate`, eventTypes: ['space_created'] });
+    const before = await deliveredSpace('/ok/rotate', 'Before rotation');
+    expect(signatures(before.headers['x-signature']).v1).toHaveLength(1);
+    expect(verifies(hook.secret, before)).toBe(true);
+    expect((await t.rest('GET', `${O}/webhooks/${hook.id}`)).body.previousSecretExpiresAt).toBeNull();
+
+    const r = await rotate(hook.id);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ object: 'webhook', id: hook.id, url: `${base}/ok/rotate`, eventTypes: ['space_created'], active: true });
+    expect(r.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(r.body.secret).not.toBe(hook.secret);
+    expect(r.text).not.toContain(hook.secret);
+    // Default overlap: 24 hours from now.
+    const expiresAt = new Date(r.body.previousSecretExpiresAt).getTime();
+    expect(Math.abs(expiresAt - (t.clock.now().getTime() + 24 * HOUR))).toBeLessThan(60_000);
+    const got = await t.rest('GET', `${O}/webhooks/${hook.id}`);
+    expect(got.body.previousSecretExpiresAt).toBe(r.body.previousSecretExpiresAt);
+    expect(got.body.secret).toBeUndefined();
+    expect(got.text).not.toContain(hook.secret);
+    expect(got.text).not.toContain(r.body.secret);
+
+    // During the overlap: `t=…,v1=<new>,v1=<old>` over the same timestamp and body.
+    const during = await deliveredSpace('/ok/rotate', 'During the overlap');
+    const sig = signatures(during.headers['x-signature']);
+    expect(String(during.headers['x-signature'])).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    expect(sig.v1).toEqual([hmac(r.body.secret, sig.t, during.body), hmac(hook.secret, sig.t, during.body)]);
+    expect(verifies(r.body.secret, during)).toBe(true);
+    expect(verifies(hook.secret, during)).toBe(true);
+    expect(verifies(`${hook.secret}x`, during)).toBe(false);
+
+    // Past the overlap: only the new secret signs.
+    t.clock.advance(24 * HOUR + 60_000);
+    try {
+      expect((await t.rest('GET', `${O}/webhooks/${hook.id}`)).body.previousSecretExpiresAt).toBeNull();
+      const after = await deliveredSpace('/ok/rotate', 'After the overlap');
+      expect(signatures(after.headers['x-signature']).v1).toHaveLength(1);
+      expect(verifies(r.body.secret, after)).toBe(true);
+      expect(verifies(hook.secret, after)).toBe(false);
+    } finally {
+      t.clock.reset();
+    }
+  });
+
+  it('expiresInHours 0: the old secret stops at once; rotating during an overlap drops the older secret', async () => {
+    const hook = await createHook({ url: `${base}/ok/rotate-now`, eventTypes: ['space_created'] });
+    const now = await rotate(hook.id, { expiresInHours: 0 });
+    expect(now.status, now.text).toBe(200);
+    expect(now.body.previousSecretExpiresAt).toBeNull();
+    const req = await deliveredSpace('/ok/rotate-now', 'Rotated at once');
+    expect(signatures(req.headers['x-signature']).v1).toHaveLength(1);
+    expect(verifies(now.body.secret, req)).toBe(true);
+    expect(verifies(hook.secret, req)).toBe(false);
+
+    // A → B with a 2-hour overlap, then B → C: C and B sign, A no longer does.
+    const b = await rotate(hook.id, { expiresInHours: 2 });
+    expect(Math.abs(new Date(b.body.previousSecretExpiresAt).getTime() - (t.clock.now().getTime() + 2 * HOUR))).toBeLessThan(60_000);
+    const c = await rotate(hook.id, { expiresInHours: 1 });
+    expect(c.status, c.text).toBe(200);
+    const twice = await deliveredSpace('/ok/rotate-now', 'Rotated twice');
+    const sig = signatures(twice.headers['x-signature']);
+    expect(sig.v1).toEqual([hmac(c.body.secret, sig.t, twice.body), hmac(b.body.secret, sig.t, twice.body)]);
+    expect(verifies(now.body.secret, twice)).toBe(false);
+  });
+
+  it('records webhook_secret_rotated, with no secret in the event', async () => {
+    const hook = await createHook({ url: `${base}/ok/rotate-audit`, eventTypes: ['nothing_matches'] });
+    const r = await rotate(hook.id, { expiresInHours: 3 });
+    expect(r.status, r.text).toBe(200);
+    const events = await t.app.prisma.event.findMany({ where: { objectId: hook.id }, orderBy: { seq: 'asc' } });
+    expect(events.map((e) => e.type)).toEqual(['webhook_created', 'webhook_secret_rotated']);
+    expect(events[1]).toMatchObject({ organizationId: org, objectType: 'webhook', userId: t.adminUser.id, source: 'rest' });
+    expect(events[1].payload).toEqual({ expiresInHours: 3, previousSecretExpiresAt: r.body.previousSecretExpiresAt });
+    const everything = JSON.stringify(events, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+    expect(everything).not.toContain(hook.secret);
+    expect(everything).not.toContain(r.body.secret);
+    // The audit log answers it, without a secret either.
+    const audit = await t.rest('GET', `${O}/audit-events?limit=100`);
+    expect(audit.status, audit.text).toBe(200);
+    expect(audit.text).toContain('webhook_secret_rotated');
+    expect(audit.text).not.toContain(r.body.secret);
+    expect(audit.text).not.toContain(hook.secret);
+  });
+
+  it('bad expiresInHours: 400 naming it, and the secret is unchanged', async () => {
+    const hook = await createHook({ url: `${base}/ok/rotate-bad`, eventTypes: ['space_created'] });
+    for (const body of [{ expiresInHours: 169 }, { expiresInHours: -1 }, { expiresInHours: 1.5 }, { expiresInHours: '24' }, { expiresInHours: null }]) {
+      const r = await rotate(hook.id, body);
+      expect(r.status, `${JSON.stringify(body)}: ${r.text}`).toBe(400);
+      expect(r.body.error.message, JSON.stringify(body)).toMatch(/\bexpiresInHours\b/);
+    }
+    const unknown = await rotate(hook.id, { secret: 'whsec_mine' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.message).toMatch(/\bsecret\b/);
+    const gqlBad = await t.gql(`mutation($input: RotateWebhookSecretInput!) { rotateWebhookSecret(input: $input) { secret } }`, { input: { webhookId: hook.id, expiresInHours: 200 } });
+    expect(gqlBad.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'expiresInHours' });
+    expect(gqlBad.data?.rotateWebhookSecret ?? null).toBeNull();
+
+    const row = await stored(hook.id);
+    expect(row.secret).toBe(hook.secret);
+    expect(row.previousSecret).toBeNull();
+    expect(await t.app.prisma.event.count({ where: { objectId: hook.id, type: 'webhook_secret_rotated' } })).toBe(0);
+    const req = await deliveredSpace('/ok/rotate-bad', 'Not rotated');
+    expect(signatures(req.headers['x-signature']).v1).toHaveLength(1);
+    expect(verifies(hook.secret, req)).toBe(true);
+  });
+
+  it('access: admins 200; other members 403, non-members 404, missing or foreign webhooks 404; refused calls change nothing', async () => {
+    const hook = await createHook({ url: `${base}/ok/rotate-access`, eventTypes: ['space_created'] });
+    const denied = { anonymous: 401, outsider: 404, guest: 403, reader: 403, editor: 403, creator: 403 };
+    await expectAccess(t, { method: 'POST', path: `${O}/webhooks/${hook.id}/rotate-secret`, body: { expiresInHours: 1 } }, denied);
+    expect((await stored(hook.id)).secret).toBe(hook.secret);
+    await expectAccess(t, { method: 'POST', path: `${O}/webhooks/${hook.id}/rotate-secret`, body: { expiresInHours: 1 } }, { admin: 200 });
+    expect((await stored(hook.id)).secret).not.toBe(hook.secret);
+
+    for (const id of ['wh_0000000000000000000000', 'not-an-id']) expect((await rotate(id)).status, id).toBe(404);
+    // Under another organization's path (the caller administers both): 404.
+    const other = await newOrg('Rotation elsewhere');
+    const before = (await stored(hook.id)).secret;
+    const foreign = await t.rest('POST', `/v1/orgs/${other}/webhooks/${hook.id}/rotate-secret`, {});
+    expect(foreign.status, foreign.text).toBe(404);
+    expect((await stored(hook.id)).secret).toBe(before);
+  });
+
+  it('GraphQL: rotateWebhookSecret answers the new secret and Webhook.previousSecretExpiresAt; same access rules', async () => {
+    const hook = await createHook({ url: `${base}/ok/rotate-graphql`, eventTypes: ['space_created'] });
+    const m = `mutation($input: RotateWebhookSecretInput!) { rotateWebhookSecret(input: $input) { secret webhook { id previousSecretExpiresAt } } }`;
+    const codes = async (input: Record<string, unknown>, token?: string | null) => (await t.gql(m, { input }, token)).errors?.map((e) => e.extensions?.code);
+
+    expect(await codes({ webhookId: hook.id }, (await t.as('reader')).token)).toEqual(['FORBIDDEN']);
+    expect(await codes({ webhookId: hook.id, organizationId: org }, (await t.as('editor')).token)).toEqual(['FORBIDDEN']);
+    expect(await codes({ webhookId: hook.id }, (await t.as('outsider')).token)).toEqual(['NOT_FOUND']);
+    expect(await codes({ webhookId: 'wh_0000000000000000000000' })).toEqual(['NOT_FOUND']);
+    expect(await codes({ webhookId: hook.id, organizationId: await newOrg('GraphQL rotation elsewhere') })).toEqual(['NOT_FOUND']);
+    expect((await stored(hook.id)).secret).toBe(hook.secret);
+
+    const r = await t.gql(m, { input: { webhookId: hook.id, expiresInHours: 5 } });
+    expect(r.errors).toBeUndefined();
+    const { secret, webhook } = r.data.rotateWebhookSecret;
+    expect(secret).toMatch(/^whsec_/);
+    expect(secret).not.toBe(hook.secret);
+    expect(webhook.id).toBe(hook.id);
+    expect(Math.abs(new Date(webhook.previousSecretExpiresAt).getTime() - (t.clock.now().getTime() + 5 * HOUR))).toBeLessThan(60_000);
+    // Readable afterwards, never the secret: the schema has no field for it.
+    const read = await t.gql(`query($id: ID!) { webhook(id: $id) { previousSecretExpiresAt } }`, { id: hook.id });
+    expect(read.data.webhook.previousSecretExpiresAt).toBe(webhook.previousSecretExpiresAt);
+    const leak = await t.gql(`query($id: ID!) { webhook(id: $id) { previousSecret } }`, { id: hook.id });
+    expect(leak.errors?.[0]?.message).toMatch(/previousSecret/);
+
+    const req = await deliveredSpace('/ok/rotate-graphql', 'Rotated through GraphQL');
+    expect(verifies(secret, req)).toBe(true);
+    expect(verifies(hook.secret, req)).toBe(true);
   });
 });

@@ -20,6 +20,11 @@
 // that died during its last attempt). Idempotent: a delivery that succeeded or failed is never
 // sent again by its job.
 //
+// Rotation (`rotateWebhookSecret`, Stripe's way): a new secret, answered once; the one it
+// replaces keeps signing, as a second `v1=` of the same header, until `previousSecretExpiresAt`
+// (0–168 hours, default 24), so a receiver can switch secrets without refusing a delivery. One
+// previous secret at most: rotating again during an overlap drops the older one.
+//
 // Access: organization admins only (`webhook:manage` in src/auth/access.ts).
 import crypto from 'node:crypto';
 import { z } from 'zod';
@@ -41,6 +46,9 @@ export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
 export const SIGNATURE_HEADER = 'X-Signature';
 export const WEBHOOK_USER_AGENT = 'docgraph-webhooks';
 const SECRET_PREFIX = 'whsec';
+/** How long the secret a rotation replaces keeps signing, in hours: the default, the most. */
+export const ROTATION_OVERLAP_HOURS = { default: 24, max: 168 };
+const HOUR_MS = 60 * 60 * 1000;
 
 // ------------------------------------------------------------------ inputs
 
@@ -68,6 +76,17 @@ export const UpdateWebhookInput = z.strictObject({
   url: WebhookUrl.optional(),
   eventTypes: EventTypes.optional(),
   active: z.boolean().optional(),
+});
+
+export const RotateWebhookSecretInput = z.strictObject({
+  /** Hours the replaced secret keeps signing (0–168, default 24); 0: it stops at once. */
+  expiresInHours: z
+    .number()
+    .int()
+    .min(0)
+    .max(ROTATION_OVERLAP_HOURS.max)
+    .optional()
+    .describe('Hours the replaced secret keeps signing deliveries alongside the new one (0–168, default 24); 0: it stops at once.'),
 });
 
 // ------------------------------------------------------------------ access and reads
@@ -172,6 +191,50 @@ export async function updateWebhook(ctx: DomainContext, organizationId: string |
   });
 }
 
+/**
+ * Replace a webhook's secret; answers the new one, which is never shown again. The replaced secret
+ * keeps signing (a second `v1=`) for `expiresInHours` (default 24; 0: not at all), replacing any
+ * older previous secret. CONFLICT when another rotation changed the secret meanwhile.
+ */
+export async function rotateWebhookSecret(ctx: DomainContext, organizationId: string | null | undefined, id: string, raw: unknown): Promise<{ webhook: Webhook; secret: string }> {
+  const hook = await getWebhook(ctx, organizationId, id);
+  const input = parseInput(RotateWebhookSecretInput, raw);
+  const hours = input.expiresInHours ?? ROTATION_OVERLAP_HOURS.default;
+  const secret = newSecret(SECRET_PREFIX);
+  const webhook = await transaction(ctx.prisma, async (tx) => {
+    const current = await tx.webhook.findUnique({ where: { id: hook.id }, select: { secret: true } });
+    if (!current) throw notFound('Webhook');
+    const now = ctx.clock.now();
+    const expiresAt = hours > 0 ? new Date(now.getTime() + hours * HOUR_MS) : null;
+    // Compare-and-set on the secret read: two rotations at once cannot both retire the same one
+    // (the loser's secret would be dropped without its caller knowing).
+    const { count } = await tx.webhook.updateMany({
+      where: { id: hook.id, secret: current.secret },
+      data: { secret, previousSecret: expiresAt ? current.secret : null, previousSecretExpiresAt: expiresAt, updatedAt: now },
+    });
+    if (count === 0) throw conflict('The webhook’s secret was rotated meanwhile: try again');
+    await recordEvent(tx, ctx, {
+      type: 'webhook_secret_rotated',
+      organizationId: hook.organizationId,
+      objectType: 'webhook',
+      objectId: hook.id,
+      payload: { expiresInHours: hours, previousSecretExpiresAt: expiresAt },
+    });
+    return tx.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+  });
+  return { webhook, secret };
+}
+
+/** When the previous secret stops signing, if it still signs at `now`; else null. */
+export function previousSecretExpiry(w: Pick<Webhook, 'previousSecret' | 'previousSecretExpiresAt'>, now: Date): Date | null {
+  return w.previousSecret && w.previousSecretExpiresAt && w.previousSecretExpiresAt > now ? w.previousSecretExpiresAt : null;
+}
+
+/** The secrets a delivery at `now` is signed with: the current one, then the previous one during its overlap. */
+export function signingSecrets(w: Pick<Webhook, 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>, now: Date): string[] {
+  return previousSecretExpiry(w, now) ? [w.secret, w.previousSecret!] : [w.secret];
+}
+
 /** Idempotent: false when there was no such webhook (its deliveries go with it). */
 export async function deleteWebhook(ctx: DomainContext, organizationId: string | null | undefined, id: string): Promise<boolean> {
   ctx.access.requireViewer();
@@ -230,15 +293,21 @@ export function webhookBody(e: Event) {
   };
 }
 
-/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
-export function signWebhook(secret: string, timestamp: number, body: string): string {
-  const v1 = crypto.createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
-  return `t=${timestamp},v1=${v1}`;
+/**
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, one `v1=` per secret (during a
+ * rotation's overlap: the new secret's, then the previous one's), all over the same `t` and body.
+ */
+export function signWebhook(secrets: string | readonly string[], timestamp: number, body: string): string {
+  const list = typeof secrets === 'string' ? [secrets] : secrets;
+  return [`t=${timestamp}`, ...list.map((secret) => `v1=${hmacHex(secret, timestamp, body)}`)].join(',');
 }
 
+const hmacHex = (secret: string, timestamp: number, body: string) => crypto.createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+
 /**
- * What a receiver does (README, "Webhooks"): true when `header` carries a v1 signature of `body`
- * by `secret` whose timestamp is at most `toleranceSeconds` away from `nowSeconds`.
+ * What a receiver does (README, "Webhooks"): true when any `v1=` of `header` (two during a
+ * rotation's overlap) is a signature of `body` by `secret`, and its timestamp is at most
+ * `toleranceSeconds` away from `nowSeconds`.
  */
 export function verifyWebhookSignature(secret: string, header: string, body: string, opts: { nowSeconds?: number; toleranceSeconds?: number } = {}): boolean {
   const parts = new Map<string, string[]>();
@@ -250,7 +319,7 @@ export function verifyWebhookSignature(secret: string, header: string, body: str
   if (!Number.isInteger(t)) return false;
   const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
   if (Math.abs(now - t) > (opts.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS)) return false;
-  const expected = Buffer.from(signWebhook(secret, t, body).split('v1=')[1], 'hex');
+  const expected = Buffer.from(hmacHex(secret, t, body), 'hex');
   return (parts.get('v1') ?? []).some((v) => {
     const given = Buffer.from(v, 'hex');
     return given.length === expected.length && crypto.timingSafeEqual(given, expected);
@@ -320,7 +389,7 @@ export async function deliverWebhook(payload: unknown, deps: TaskDeps): Promise<
         'X-Delivery-Id': delivery.id,
         'X-Event-Id': delivery.eventId,
         'X-Event-Type': delivery.eventType,
-        [SIGNATURE_HEADER]: signWebhook(delivery.webhook.secret, timestamp, body),
+        [SIGNATURE_HEADER]: signWebhook(signingSecrets(delivery.webhook, now), timestamp, body),
       },
     });
     status = res.status;

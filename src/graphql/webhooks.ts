@@ -12,8 +12,10 @@ import {
   createWebhook,
   deleteWebhook,
   getWebhook,
+  previousSecretExpiry,
   redeliverWebhookDelivery,
   requireWebhookAdmin,
+  rotateWebhookSecret,
   updateWebhook,
 } from '../domain/webhooks.ts';
 
@@ -44,6 +46,14 @@ export const WebhookRef = builder.prismaNode('Webhook', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     createdById: t.exposeString('createdById', { nullable: true }),
+    previousSecretExpiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description:
+        'While the secret replaced by the last rotation still signs deliveries (a second `v1=` of `X-Signature`): when it stops. Null when there is none. The secret itself is never shown.',
+      select: { previousSecret: true, previousSecretExpiresAt: true },
+      resolve: (w, _a, ctx) => previousSecretExpiry(w, ctx.clock.now()),
+    }),
     urls: t.field({
       type: WebhookUrls,
       description: 'Its REST address.',
@@ -130,6 +140,14 @@ const CreateWebhookPayload = builder.simpleObject('CreateWebhookPayload', {
   }),
 });
 
+const RotateWebhookSecretPayload = builder.simpleObject('RotateWebhookSecretPayload', {
+  description: 'The webhook and its new signing secret, shown this once.',
+  fields: (t) => ({
+    webhook: t.field({ type: WebhookRef, description: 'The webhook; `previousSecretExpiresAt` says until when the replaced secret still signs.' }),
+    secret: t.string({ description: 'The new signing secret (`whsec_…`). Not shown again.' }),
+  }),
+});
+
 const WebhookPayload = builder.simpleObject('WebhookPayload', {
   description: 'Result of a webhook mutation.',
   fields: (t) => ({ webhook: t.field({ type: WebhookRef, description: 'The webhook after the change.' }) }),
@@ -169,6 +187,17 @@ const DeleteWebhookInput = builder.inputType('DeleteWebhookInput', {
   }),
 });
 
+const RotateWebhookSecretInput = builder.inputType('RotateWebhookSecretInput', {
+  description: 'The webhook whose secret to replace, and how long the replaced one keeps signing.',
+  fields: (t) => ({
+    organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
+    webhookId: t.id({ required: true, description: 'Webhook id (`wh_…`).' }),
+    expiresInHours: t.int({
+      description: 'Hours the replaced secret keeps signing deliveries alongside the new one (0–168, default 24); 0: it stops at once. Replaces any older previous secret.',
+    }),
+  }),
+});
+
 const RedeliverWebhookDeliveryInput = builder.inputType('RedeliverWebhookDeliveryInput', {
   description: 'The delivery whose event to send again.',
   fields: (t) => ({
@@ -204,6 +233,16 @@ builder.mutationFields((t) => ({
     description: 'Delete a webhook and its deliveries (organization admins). Idempotent (deleted: false when already gone). REST: DELETE /v1/orgs/{organizationId}/webhooks/{webhookId} (205, then 204).',
     args: { input: t.arg({ type: DeleteWebhookInput, required: true, description: 'The webhook to delete.' }) },
     resolve: async (_r, { input }, ctx) => ({ deleted: await deleteWebhook(ctx, orgArg(input.organizationId), String(input.id)), deletedId: String(input.id) }),
+  }),
+  rotateWebhookSecret: t.field({
+    type: RotateWebhookSecretPayload,
+    description:
+      'Replace a webhook’s signing secret (organization admins); answers the new one once. Deliveries carry a signature by each secret until the replaced one expires. REST: POST /v1/orgs/{organizationId}/webhooks/{webhookId}/rotate-secret.',
+    args: { input: t.arg({ type: RotateWebhookSecretInput, required: true, description: 'The webhook and the overlap.' }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { organizationId, webhookId, ...fields } = input;
+      return rotateWebhookSecret(ctx, orgArg(organizationId), String(webhookId), dropUndefined(fields));
+    },
   }),
   redeliverWebhookDelivery: t.field({
     type: WebhookDeliveryPayload,

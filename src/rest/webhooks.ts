@@ -2,27 +2,31 @@
 // GraphQL operations of graphql/webhooks.ts. Organization admins only.
 import { z } from 'zod';
 import { type RestRoute, listQuery, pageVariables, listEnvelope, compact, CONNECTION_FIELDS } from './router.ts';
-import { CreateWebhookInput, UpdateWebhookInput } from '../domain/webhooks.ts';
+import { CreateWebhookInput, RotateWebhookSecretInput, UpdateWebhookInput } from '../domain/webhooks.ts';
 
 const ORG = '/v1/orgs/:organizationId';
 const HOOK = `${ORG}/webhooks/:webhookId`;
 
-export const WEBHOOK_FIELDS = 'id organizationId url eventTypes active createdAt updatedAt createdById urls { location }';
+export const WEBHOOK_FIELDS = 'id organizationId url eventTypes active createdAt updatedAt createdById previousSecretExpiresAt urls { location }';
 export const WEBHOOK_DELIVERY_FIELDS = 'id webhookId eventId eventType eventPosition status attempts lastStatusCode lastError lastAttemptAt nextAttemptAt deliveredAt createdAt';
 
 export function toRestWebhook(w: any) {
-  return compact({
-    object: 'webhook',
-    id: w.id,
-    organizationId: w.organizationId,
-    url: w.url,
-    eventTypes: w.eventTypes,
-    active: w.active,
-    createdAt: w.createdAt,
-    updatedAt: w.updatedAt,
-    createdBy: w.createdById,
-    urls: w.urls,
-  });
+  return compact(
+    {
+      object: 'webhook',
+      id: w.id,
+      organizationId: w.organizationId,
+      url: w.url,
+      eventTypes: w.eventTypes,
+      active: w.active,
+      createdAt: w.createdAt,
+      updatedAt: w.updatedAt,
+      createdBy: w.createdById,
+      previousSecretExpiresAt: w.previousSecretExpiresAt,
+      urls: w.urls,
+    },
+    ['previousSecretExpiresAt'],
+  );
 }
 
 export function toRestWebhookDelivery(d: any) {
@@ -57,6 +61,10 @@ const WebhookShape = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   createdBy: z.string().optional().describe('Id of the user who registered it.'),
+  previousSecretExpiresAt: z
+    .string()
+    .nullable()
+    .describe('While the secret replaced by the last rotation still signs deliveries (a second `v1=`): when it stops. Null when there is none.'),
   urls: z.object({ location: z.string() }),
 });
 const WebhookWithSecret = WebhookShape.extend({
@@ -122,6 +130,19 @@ export const routes: RestRoute[] = [
     variables: ({ params }) => ({ input: { organizationId: params.organizationId, id: params.webhookId } }),
     status: (d) => (d.deleteWebhook.deleted ? 205 : 204),
     openapi: { operationId: 'deleteWebhookById', summary: 'Delete a webhook and its deliveries (205; 204 when already gone)', status: 205 },
+  },
+  {
+    method: 'POST',
+    path: `${HOOK}/rotate-secret`,
+    body: RotateWebhookSecretInput,
+    document: `mutation($input: RotateWebhookSecretInput!) { rotateWebhookSecret(input: $input) { secret webhook { ${WEBHOOK_FIELDS} } } }`,
+    variables: ({ params, body }) => ({ input: { organizationId: params.organizationId, webhookId: params.webhookId, ...body } }),
+    result: (d) => ({ ...toRestWebhook(d.rotateWebhookSecret.webhook), secret: d.rotateWebhookSecret.secret }),
+    openapi: {
+      operationId: 'rotateWebhookSecret',
+      summary: 'Replace a webhook’s signing secret (the new one is in this answer only; the old one keeps signing for expiresInHours, default 24)',
+      response: WebhookWithSecret,
+    },
   },
   {
     method: 'GET',
