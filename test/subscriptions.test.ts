@@ -137,7 +137,9 @@ describe('subscriptions over SSE', () => {
       return { results, isConnected, done, dispose };
     };
     try {
-      const sub = run(SITE_SUB, { siteId: site.id });
+      // An exact start (`after` the log's end now): nothing committed before it can come first.
+      const logEnd = (await t.app.prisma.event.aggregate({ _max: { seq: true } }))._max.seq;
+      const sub = run(SITE_SUB, { siteId: site.id, after: String(logEnd) });
       await sub.isConnected;
       await renameSite(site.id, 'Through graphql-sse');
       await expect.poll(() => sub.results.length, { timeout: 3000 }).toBe(1);
