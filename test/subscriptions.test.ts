@@ -34,9 +34,9 @@ type SseEvent = { id?: string; event: string; data: any };
  * deliver events committed just before it. Those (seq at most the log's end when subscribing)
  * are dropped here, so each test sees exactly what happened after it subscribed.
  */
-async function subscribe(base: string, query: string, variables: Record<string, unknown>, token: string, headers: Record<string, string> = {}) {
+async function subscribe(base: string, query: string, variables: Record<string, unknown>, token: string, headers: Record<string, string> = {}, keepEarlier = false) {
   const resumes = variables.after != null || Object.keys(headers).some((h) => h.toLowerCase() === 'last-event-id');
-  const logEnd = resumes ? undefined : Number((await t.app.prisma.event.aggregate({ _max: { seq: true } }))._max.seq ?? 0);
+  const logEnd = resumes || keepEarlier ? undefined : Number((await t.app.prisma.event.aggregate({ _max: { seq: true } }))._max.seq ?? 0);
   const abort = new AbortController();
   const res = await fetch(`${base}/graphql`, {
     method: 'POST',
@@ -295,6 +295,38 @@ describe('subscriptions over SSE', () => {
     }
     expect(await s.quiet(200)).toEqual([]);
     s.close();
+  });
+
+  it('without a resume point, a stream behind an open transaction also gets what committed just before it; with `after`, exactly what came after', async () => {
+    const site = await createSite(t);
+    const holder = new pg.Client({ connectionString: t.databaseUrl });
+    await holder.connect();
+    try {
+      // A transaction that has drawn an event seq and not committed: the feed holds every later
+      // row back (it may still commit, and delivery is in log order).
+      await holder.query('BEGIN');
+      await holder.query(`INSERT INTO "Event" (id, type, "organizationId", source, "objectType", "objectId") VALUES (gen_random_uuid()::text, 'other', $1, 'graphql', 'space', 'space_elsewhere')`, [t.org.id]);
+      await renameSite(site.id, 'before subscribing');
+      const logEnd = String((await t.app.prisma.event.aggregate({ _max: { seq: true } }))._max.seq);
+      const fresh = await subscribe(bUrl, SITE_SUB, { siteId: site.id }, t.token, {}, true);
+      const exact = await subscribe(bUrl, SITE_SUB, { siteId: site.id, after: logEnd }, t.token);
+      await opened(fresh);
+      await opened(exact);
+      await renameSite(site.id, 'after subscribing');
+      await holder.query('ROLLBACK');
+      const first = await fresh.next();
+      const second = await fresh.next();
+      // The site as it is at delivery, for both; the earlier event first, in log order.
+      expect([first, second].map((e) => Number(e!.id))).toEqual([Number(logEnd), Number(logEnd) + 1]);
+      expect([first, second].map((e) => e!.data.data.siteStructureChanged.site.title)).toEqual(['after subscribing', 'after subscribing']);
+      const only = await exact.next();
+      expect(only!.id).toBe(String(Number(logEnd) + 1));
+      expect(await exact.quiet(200)).toEqual([]);
+      fresh.close();
+      exact.close();
+    } finally {
+      await holder.end();
+    }
   });
 
   it('comments, change requests and space content have their own streams', async () => {
