@@ -169,6 +169,34 @@ describe('GraphQL cost', () => {
   });
 });
 
+describe('Query.rateLimit', () => {
+  it('answers what this request cost and what is left, as the headers do; null where limits are off', async () => {
+    const u = await t.createUser('read');
+    const QUERY = '{ rateLimit { cost limit remaining used resetAt } viewer { organizations(first: 1000) { totalCount nodes { id title } } } }';
+    const cost = Math.ceil(complexityFromQuery(QUERY, { schema }).complexity / COMPLEXITY_PER_POINT);
+    expect(cost).toBeGreaterThan(1);
+    const first = await gql(t.baseUrl, QUERY, u.token);
+    const second = await gql(t.baseUrl, QUERY, u.token);
+    for (const r of [first, second]) {
+      expect(r.status).toBe(200);
+      const h = limitOf(r);
+      expect(r.body.data.rateLimit).toEqual({ cost, limit: h.limit, remaining: h.remaining, used: h.limit - h.remaining, resetAt: new Date(h.reset * 1000).toISOString() });
+    }
+    expect(second.body.data.rateLimit.remaining).toBe(first.body.data.rateLimit.remaining - cost);
+    expect(first.body.data.rateLimit.used).toBe(cost);
+
+    const off = await startSecondApp(t, { rateLimit: { ...DEFAULTS, enabled: false } });
+    try {
+      const r = await gql(off.baseUrl, '{ rateLimit { remaining } }', u.token);
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ data: { rateLimit: null } });
+      expect(r.headers.get('x-ratelimit-limit')).toBeNull();
+    } finally {
+      await off.close();
+    }
+  });
+});
+
 describe('over the limit', () => {
   it('REST: the request over the limit is a 429 with Retry-After and the error body; the official client surfaces it', async () => {
     const u = await s.createUser('read');

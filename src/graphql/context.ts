@@ -13,11 +13,16 @@ export type LiveRequest = {
   seq: number | undefined;
 };
 
+/** What this request was charged against its token's rate limit (src/http/rate-limit.ts). */
+export type RateLimitCharge = { cost: number; limit: number; remaining: number; resetAt: number };
+
 export type Context = DomainContext & {
   /** Per-request memo for loaders created lazily by area modules (see `loader()` in common.ts). */
   loaders: Map<string, unknown>;
   /** GraphQL over HTTP only: what a subscription needs to resume and re-check its caller. */
   live?: LiveRequest;
+  /** Set by the rate limiter before execution; absent when limits are off or the request is free. */
+  rateLimit?: RateLimitCharge;
 };
 
 export function createContext(base: Omit<DomainContext, 'access'>): Context {

@@ -21,5 +21,6 @@ import './translations.ts';
 import './audit-events.ts';
 import './subscriptions.ts';
 import './webhooks.ts';
+import './rate-limit.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

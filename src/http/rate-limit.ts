@@ -288,6 +288,7 @@ export class RateLimits {
         const cost = graphqlCost(args.document, args.operationName, args.variableValues as Record<string, unknown>, ctx, args.schema);
         const c = await this.charge({ kind: 'token', id: ctx.viewer.tokenId }, cost);
         this.setHeaders(state.res, c);
+        ctx.rateLimit = { cost, limit: c.limit, remaining: c.remaining, resetAt: c.resetAt };
         if (c.limited) {
           state.limited = c;
           setResultAndStopExecution({ data: null });
