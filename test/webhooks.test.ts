@@ -5,6 +5,7 @@
 // delivery carries a signature by the new and by the previous secret.
 import crypto from 'node:crypto';
 import http from 'node:http';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
 import { recordEvent } from '../src/domain/events.ts';
@@ -569,6 +570,34 @@ describe('secret rotation', () => {
     const sig = signatures(twice.headers['x-signature']);
     expect(sig.v1).toEqual([hmac(c.body.secret, sig.t, twice.body), hmac(b.body.secret, sig.t, twice.body)]);
     expect(verifies(now.body.secret, twice)).toBe(false);
+  });
+
+  it('two rotations at once: one wins, the other is a 409, and the winner’s secret is the one that signs', async () => {
+    const hook = await createHook({ url: `${base}/ok/rotate-race`, eventTypes: ['space_created'] });
+    // Hold the webhook's row so both rotations read the same secret and then queue on the update.
+    const holder = new pg.Client({ connectionString: t.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM "Webhook" WHERE id = $1 FOR UPDATE', [hook.id]);
+      const racing = Promise.all([rotate(hook.id, { expiresInHours: 0 }), rotate(hook.id, { expiresInHours: 0 })]);
+      // (Asked outside the holder's transaction: pg_stat_activity is a snapshot per transaction.)
+      await waitFor('both rotations waiting on the row', async () => {
+        const [{ n }] = await t.app.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE%Webhook%'`;
+        return n === 2 || undefined;
+      });
+      await holder.query('COMMIT');
+      const answers = await racing;
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+      const winner = answers.find((r) => r.status === 200)!;
+      expect(answers.find((r) => r.status === 409)!.body.error.message).toMatch(/rotated meanwhile/);
+      expect((await stored(hook.id)).secret).toBe(winner.body.secret);
+      const req = await deliveredSpace('/ok/rotate-race', 'After the race');
+      expect(verifies(winner.body.secret, req)).toBe(true);
+      expect(verifies(hook.secret, req)).toBe(false);
+    } finally {
+      await holder.end();
+    }
   });
 
   it('records webhook_secret_rotated, with no secret in the event', async () => {
