@@ -54,6 +54,9 @@ async function send(base: string, path: string, opts: { token?: string | null; m
 
 const gql = (base: string, query: string, token: string | null, variables: Record<string, unknown> = {}) => send(base, '/graphql', { token, body: { query, variables } });
 
+/** What a GraphQL document costs: its complexity, 1 point per COMPLEXITY_PER_POINT, at least 1. */
+const pointsOf = (query: string) => Math.max(1, Math.ceil(complexityFromQuery(query, { schema }).complexity / COMPLEXITY_PER_POINT));
+
 const limitOf = (r: Sent) => ({
   limit: Number(r.headers.get('x-ratelimit-limit')),
   remaining: Number(r.headers.get('x-ratelimit-remaining')),
@@ -149,7 +152,7 @@ describe('GraphQL cost', () => {
   it('a query costs its complexity (1 point per COMPLEXITY_PER_POINT, at least 1): a large page costs more than a trivial query', async () => {
     const u = await t.createUser('read');
     const LARGE = '{ viewer { organizations(first: 1000) { totalCount nodes { id title } } } }';
-    const cost = Math.ceil(complexityFromQuery(LARGE, { schema }).complexity / COMPLEXITY_PER_POINT);
+    const cost = pointsOf(LARGE);
     expect(cost).toBeGreaterThan(1);
 
     const r1 = limitOf(await gql(t.baseUrl, VIEWER, u.token)).remaining;
@@ -173,7 +176,7 @@ describe('Query.rateLimit', () => {
   it('answers what this request cost and what is left, as the headers do; null where limits are off', async () => {
     const u = await t.createUser('read');
     const QUERY = '{ rateLimit { cost limit remaining used resetAt } viewer { organizations(first: 1000) { totalCount nodes { id title } } } }';
-    const cost = Math.ceil(complexityFromQuery(QUERY, { schema }).complexity / COMPLEXITY_PER_POINT);
+    const cost = pointsOf(QUERY);
     expect(cost).toBeGreaterThan(1);
     const first = await gql(t.baseUrl, QUERY, u.token);
     const second = await gql(t.baseUrl, QUERY, u.token);
