@@ -288,7 +288,7 @@ describe('a burst of writes larger than the connection pool', () => {
   it('queues behind the organization tree lock and every request succeeds (one connection per transaction)', async () => {
     // The test app's pool holds 5 connections. An outside session holds the lock every space
     // creation takes (db/locks.ts lockTree) for longer than Prisma's default 2 s wait for a
-    // transaction's connection, and shorter than the 3 s statement timeout.
+    // transaction's connection, and shorter than the statement timeout (3 s in production).
     const holder = new pg.Client({ connectionString: t.databaseUrl });
     await holder.connect();
     try {

@@ -39,6 +39,9 @@ export async function startTestApp(opts: { worker?: boolean; config?: Partial<Co
       // concurrent transactions may wait for one of the 5 pooled connections longer than the 3 s
       // production default, and that wait is the machine's, not the code's (db-faults sets its own).
       DB_CONNECT_TIMEOUT_MS: '10000',
+      // Likewise a write queued behind several others on a lock (the concurrency tests) may wait
+      // longer than the 3 s production statement timeout on a busy machine.
+      DB_STATEMENT_TIMEOUT_MS: '10000',
       LOG_LEVEL: 'silent',
       ALLOW_PRIVATE_FETCH: 'true',
       WEBHOOK_ALLOW_PRIVATE: 'true',
