@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from './helpers.ts';
 import { loadRevision } from '../src/domain/revisions.ts';
 import { onTransactionRetry, retryableSqlState, transaction, type RetryInfo } from '../src/db/transaction.ts';
 import { Access } from '../src/auth/access.ts';
+import { treeLockKey } from '../src/db/locks.ts';
 import { conflict } from '../src/lib/errors.ts';
 import pg from 'pg';
 
@@ -293,7 +294,7 @@ describe('a burst of writes larger than the connection pool', () => {
     await holder.connect();
     try {
       await holder.query('BEGIN');
-      await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`docgraph:tree:${t.org.id}`]);
+      await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [treeLockKey(t.org.id)]);
       const titles = Array.from({ length: 7 }, (_, i) => `Burst ${i}`);
       const pending = Promise.all(titles.map((title) => t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title })));
       await new Promise((resolve) => setTimeout(resolve, 2300));

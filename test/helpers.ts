@@ -170,6 +170,23 @@ export async function startSecondApp(t: TestApp, config: Partial<Config> = {}) {
   return { app, baseUrl, close: () => app.close() };
 }
 
+/** A gateway for one test file and a second process on its database (`bUrl`); `close` stops both. */
+export async function startTwoGateways() {
+  const t = await startTestApp();
+  const b = await startSecondApp(t).catch(async (err) => {
+    await t.close();
+    throw err;
+  });
+  return {
+    t,
+    bUrl: b.baseUrl,
+    async close() {
+      await b.close();
+      await t.close();
+    },
+  };
+}
+
 // ------------------------------------------------------------------ access tables
 
 /** The role in the test organization of each caller of the cast (undefined: not a member; null: guest). */

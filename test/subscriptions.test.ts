@@ -5,26 +5,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createParser } from 'eventsource-parser';
 import { createClient, type ExecutionResult } from 'graphql-sse';
-import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
+import { startSecondApp, startTwoGateways, type TestApp } from './helpers.ts';
 import { createSite, createSpace } from './fixtures/sites.ts';
 import { LiveSubscription, type LiveEventRow } from '../src/live/feed.ts';
 
 let t: TestApp;
-let b: Awaited<ReturnType<typeof startSecondApp>>;
-let bUrl: string;
+let bUrl: string; // a second gateway process on the same database
+let closeGateways: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  // A second gateway process on the same database.
-  b = await startSecondApp(t);
-  bUrl = b.baseUrl;
+  ({ t, bUrl, close: closeGateways } = await startTwoGateways());
 });
-afterAll(async () => {
-  await b?.close();
-  await t?.close();
-});
+afterAll(() => closeGateways?.());
 
 type SseEvent = { id?: string; event: string; data: any };
+
+/** The seq of the last committed event now (0 for an empty log). */
+const logEndNow = async () => Number((await t.app.prisma.event.aggregate({ _max: { seq: true } }))._max.seq ?? 0);
 
 /**
  * An event stream read with fetch and eventsource-parser.
@@ -36,7 +33,7 @@ type SseEvent = { id?: string; event: string; data: any };
  */
 async function subscribe(base: string, query: string, variables: Record<string, unknown>, token: string, headers: Record<string, string> = {}, keepEarlier = false) {
   const resumes = variables.after != null || Object.keys(headers).some((h) => h.toLowerCase() === 'last-event-id');
-  const logEnd = resumes || keepEarlier ? undefined : Number((await t.app.prisma.event.aggregate({ _max: { seq: true } }))._max.seq ?? 0);
+  const logEnd = resumes || keepEarlier ? undefined : await logEndNow();
   const abort = new AbortController();
   const res = await fetch(`${base}/graphql`, {
     method: 'POST',
@@ -138,8 +135,7 @@ describe('subscriptions over SSE', () => {
     };
     try {
       // An exact start (`after` the log's end now): nothing committed before it can come first.
-      const logEnd = (await t.app.prisma.event.aggregate({ _max: { seq: true } }))._max.seq;
-      const sub = run(SITE_SUB, { siteId: site.id, after: String(logEnd) });
+      const sub = run(SITE_SUB, { siteId: site.id, after: String(await logEndNow()) });
       await sub.isConnected;
       await renameSite(site.id, 'Through graphql-sse');
       await expect.poll(() => sub.results.length, { timeout: 3000 }).toBe(1);
@@ -307,7 +303,7 @@ describe('subscriptions over SSE', () => {
       await holder.query('BEGIN');
       await holder.query(`INSERT INTO "Event" (id, type, "organizationId", source, "objectType", "objectId") VALUES (gen_random_uuid()::text, 'other', $1, 'graphql', 'space', 'space_elsewhere')`, [t.org.id]);
       await renameSite(site.id, 'before subscribing');
-      const logEnd = String((await t.app.prisma.event.aggregate({ _max: { seq: true } }))._max.seq);
+      const logEnd = String(await logEndNow());
       const fresh = await subscribe(bUrl, SITE_SUB, { siteId: site.id }, t.token, {}, true);
       const exact = await subscribe(bUrl, SITE_SUB, { siteId: site.id, after: logEnd }, t.token);
       await opened(fresh);

@@ -2,22 +2,16 @@
 // revocation committed through any process — or plain SQL — stops the token on every process at
 // once (two gateways on one database, as in production behind a load balancer).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
+import { startTwoGateways, type TestApp } from './helpers.ts';
 
 let t: TestApp;
-let b: Awaited<ReturnType<typeof startSecondApp>>;
-let bUrl: string;
+let bUrl: string; // a second gateway process on the same database
+let closeGateways: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  // A second gateway process on the same database.
-  b = await startSecondApp(t);
-  bUrl = b.baseUrl;
+  ({ t, bUrl, close: closeGateways } = await startTwoGateways());
 });
-afterAll(async () => {
-  await b?.close();
-  await t?.close();
-});
+afterAll(() => closeGateways?.());
 
 const me = (base: string, token: string) => fetch(`${base}/v1/user`, { headers: { authorization: `Bearer ${token}` } });
 

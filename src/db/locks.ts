@@ -24,10 +24,13 @@ import type { ChangeRequest, Space } from '../generated/prisma/client.ts';
 
 // ------------------------------------------------------------------ 1–3: organization, site
 
+/** The advisory-lock key of an organization's content tree (`hashtextextended(key, 0)`). */
+export const treeLockKey = (organizationId: string) => `docgraph:tree:${organizationId}`;
+
 /** Serialize structural changes of organizations' content trees (transaction-scoped advisory locks, in id order). */
 export async function lockTree(tx: Tx, ...organizationIds: string[]) {
   for (const id of [...new Set(organizationIds)].sort()) {
-    await tx.$queryRaw`SELECT 1 AS ok FROM pg_advisory_xact_lock(hashtextextended(${`docgraph:tree:${id}`}, 0))`;
+    await tx.$queryRaw`SELECT 1 AS ok FROM pg_advisory_xact_lock(hashtextextended(${treeLockKey(id)}, 0))`;
   }
 }
 
