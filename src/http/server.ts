@@ -172,6 +172,17 @@ export function createHttpServer(deps: AppDeps) {
     return sendJson(res, 401, { errors: [{ message: UNAUTHENTICATED_MESSAGE, extensions: { code: 'UNAUTHENTICATED' } }] });
   }
 
+  /** A failure before yoga runs (the token lookup), answered as yoga would: GraphQL's error shape. */
+  async function sendGraphqlFailure(req: http.IncomingMessage, res: http.ServerResponse, err: unknown) {
+    const e = toPublicError(err, log, 'token lookup');
+    await rateLimits?.settle(req);
+    if (!req.complete) res.setHeader('Connection', 'close');
+    if (e.kind === 'unavailable') res.setHeader('Retry-After', String(e.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
+    const code = e.kind === 'unavailable' ? 'SERVICE_UNAVAILABLE' : e.kind === 'expected' ? e.error.code : e.kind === 'request' ? 'BAD_REQUEST' : 'INTERNAL_SERVER_ERROR';
+    const message = e.kind === 'expected' || e.kind === 'request' ? e.error.message : e.message;
+    return sendJson(res, e.status, { errors: [{ message, extensions: { code, ...(e.kind === 'unexpected' && e.requestId ? { requestId: e.requestId } : {}) } }] });
+  }
+
   /** GraphQL: the body is read here, under the same caps as REST, and handed to yoga parsed-free. */
   async function handleGraphql(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget) {
     const fetchRequest = (method: string, body?: Buffer) => {
@@ -204,7 +215,12 @@ export function createHttpServer(deps: AppDeps) {
     // (the context decides; GraphiQL's Docs pane sends no token, or a stale one): the body is
     // read under a small cap, and one declared or sent beyond it is the 401 it would end in
     // anyway — answered without holding its bytes.
-    const anonymous = !(await viewerFor(req));
+    let anonymous: boolean;
+    try {
+      anonymous = !(await viewerFor(req));
+    } catch (err) {
+      return sendGraphqlFailure(req, res, err); // the token lookup failed (the database is down)
+    }
     if (anonymous && Number(req.headers['content-length'] ?? 0) > ANONYMOUS_MAX_BODY_BYTES) return refuseUnauthenticated(req, res);
     const received = await read(req, anonymous ? { maxBytes: ANONYMOUS_MAX_BODY_BYTES, tooLarge: () => new RequestRejected(401, UNAUTHENTICATED_MESSAGE) } : {}).catch((err: unknown) => {
       if (err instanceof RequestRejected && err.status === 401) return undefined;
