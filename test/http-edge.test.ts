@@ -240,6 +240,8 @@ describe('rate limits per user and per address', () => {
     // By GET as well, the same address's budget.
     const get = await fetch(`${t.baseUrl}/graphql?query=${encodeURIComponent(INTROSPECTION)}`, { headers: { accept: 'application/json', 'x-forwarded-for': ip(30) } });
     expect(get.status).toBe(429);
+    // And every other anonymous request of that address: SSO's endpoints too.
+    expect((await fetch(`${t.baseUrl}/sso/saml/nothing/metadata`, { headers: { 'x-forwarded-for': ip(30) } })).status).toBe(429);
     // Another address has its own.
     expect((await post('/graphql', { query: INTROSPECTION }, null, ip(31))).status).toBe(200);
   });

@@ -7,9 +7,10 @@
 //   (the one @pothos/plugin-complexity enforces) at COMPLEXITY_PER_POINT per point, at least 1,
 //   charged after validation and before execution. A GraphQL request that fails before execution
 //   (parse or validation error, 401) costs 1. An introspection-only query costs INTROSPECTION_COST
-//   (its answer is the whole schema), to the user or, without a token, to the client IP. The
-//   explorer page and its assets are free (as are /healthz, /readyz and the rest: only /v1 and
-//   /graphql are counted).
+//   (its answer is the whole schema), to the user or, without a token, to the client IP. /sso
+//   requests (anonymous by nature) cost 1 to the client IP. The explorer page and its assets are
+//   free, as are /healthz, /readyz and /files (a published page's images would spend an
+//   address's budget).
 // - Where: counters live in PostgreSQL (docgraph_ratelimit.counters, an UNLOGGED table), so every
 //   gateway process on the database shares them; each limiter has its own small pg pool.
 // - Every counted response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset

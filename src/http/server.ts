@@ -269,6 +269,8 @@ export function createHttpServer(deps: AppDeps) {
         return await handleDownload(req, res, target, makeContext(viewer));
       }
       if (top === 'sso') {
+        // Anonymous by nature (the identity provider's browser POST): counted per client IP.
+        if (rateLimits && !(await rateLimits.admitRest(req, res, () => Promise.resolve(null)))) return;
         const { body, release } = await read(req);
         try {
           return await handleSsoRequest(req, res, target, body.toString('utf8'), makeContext(null));
