@@ -1,7 +1,7 @@
-// Rate limits (src/http/rate-limit.ts): per user (all of its tokens together), per client IP without a valid token, counted in
-// the database so several gateway processes share them; X-RateLimit-* headers on every counted
-// response, 429 + Retry-After + the contract's error body over the limit; GraphQL costs its
-// complexity; the counters' database unreachable fails open.
+// Rate limits (src/http/rate-limit.ts): per user (all of its tokens together), per client IP
+// without a valid token, counted in the database so several gateway processes share them;
+// X-RateLimit-* headers on every counted response, 429 + Retry-After + the contract's error body
+// over the limit; GraphQL costs its complexity; the counters' database unreachable fails open.
 import type http from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
