@@ -26,6 +26,15 @@ const EnvSchema = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
   /** Bytes of request bodies held in memory at once, across requests (503 above it). */
   BODY_BUDGET_BYTES: z.coerce.number().int().min(1024).default(8 * 1024 * 1024),
+  /** One client's (IP's) share of BODY_BUDGET_BYTES; at least MAX_BODY_BYTES (default: MAX_BODY_BYTES). */
+  BODY_CLIENT_BUDGET_BYTES: z.coerce.number().int().min(1024).optional(),
+  /** A request body must be received within this many ms (408 and the connection closed beyond). */
+  BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** After the first BODY_RATE_WINDOW_MS, each window of that length must bring this many bytes per second (0 = no rate check). */
+  BODY_MIN_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(16 * 1024),
+  BODY_RATE_WINDOW_MS: z.coerce.number().int().min(100).default(5_000),
+  /** API tokens a user may create per hour (createApiToken; RATE_LIMITED beyond). */
+  API_TOKENS_PER_HOUR: z.coerce.number().int().min(1).default(20),
   MAX_JSON_DEPTH: z.coerce.number().int().min(8).default(64),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(10_000),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(100),
@@ -117,6 +126,10 @@ export type Config = {
     graphqlMaxAliases: number;
     graphqlMaxDirectives: number;
   };
+  /** How request bodies are received (src/http/limits.ts readBody, docs/decisions.md "Hostile readers: the HTTP edge"). */
+  bodies: BodyReadConfig;
+  /** API tokens a user may create per rolling hour (src/domain/users.ts). */
+  apiTokensPerHour: number;
   /** Database timeouts (docs/decisions.md, "Database faults and timeouts"). */
   dbStatementTimeoutMs: number;
   dbConnectTimeoutMs: number;
@@ -139,6 +152,16 @@ export type Config = {
   live: { maxSubscriptions: number; queueLength: number; keepAliveMs: number };
   /** Webhooks (src/domain/webhooks.ts): private targets allowed, attempts per delivery. */
   webhooks: { allowPrivate: boolean; maxAttempts: number };
+};
+
+export type BodyReadConfig = {
+  /** Bytes of bodies one client (IP, as rate limits see it) may hold at once; clamped to [maxBodyBytes, bodyBudgetBytes]. */
+  clientBudgetBytes: number;
+  /** The whole body within this many ms. */
+  timeoutMs: number;
+  /** After the first window, every `rateWindowMs` must bring `minBytesPerSecond × window` bytes; 0 = no rate check. */
+  minBytesPerSecond: number;
+  rateWindowMs: number;
 };
 
 export type RateLimitConfig = {
@@ -187,6 +210,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       graphqlMaxAliases: e.GRAPHQL_MAX_ALIASES,
       graphqlMaxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
     },
+    bodies: {
+      clientBudgetBytes: e.BODY_CLIENT_BUDGET_BYTES ?? e.MAX_BODY_BYTES,
+      timeoutMs: e.BODY_TIMEOUT_MS,
+      minBytesPerSecond: e.BODY_MIN_BYTES_PER_SECOND,
+      rateWindowMs: e.BODY_RATE_WINDOW_MS,
+    },
+    apiTokensPerHour: e.API_TOKENS_PER_HOUR,
     dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
     dbJobStatementTimeoutMs: e.DB_JOB_STATEMENT_TIMEOUT_MS,

@@ -1,14 +1,14 @@
-// Rate limits (src/http/rate-limit.ts): per token, per client IP without a valid token, counted in
-// the database so several gateway processes share them; X-RateLimit-* headers on every counted
-// response, 429 + Retry-After + the contract's error body over the limit; GraphQL costs its
-// complexity; the counters' database unreachable fails open.
+// Rate limits (src/http/rate-limit.ts): per user (all of its tokens together), per client IP
+// without a valid token, counted in the database so several gateway processes share them;
+// X-RateLimit-* headers on every counted response, 429 + Retry-After + the contract's error body
+// over the limit; GraphQL costs its complexity; the counters' database unreachable fails open.
 import type http from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitBookAPIError } from '@gitbook/api';
 import { complexityFromQuery } from '@pothos/plugin-complexity';
 import { loadConfig, type RateLimitConfig } from '../src/config.ts';
-import { COMPLEXITY_PER_POINT, RateLimits, clientIp } from '../src/http/rate-limit.ts';
+import { COMPLEXITY_PER_POINT, INTROSPECTION_COST, RateLimits, clientIp } from '../src/http/rate-limit.ts';
 import { schema } from '../src/graphql/schema.ts';
 import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
 
@@ -125,7 +125,7 @@ describe('rate-limit headers', () => {
     }
   });
 
-  it('health probes, the explorer, its assets and introspection-only queries are not counted', async () => {
+  it('health probes, the explorer and its assets are not counted; an introspection-only query costs INTROSPECTION_COST', async () => {
     const u = await t.createUser('read');
     for (const path of ['/healthz', '/readyz', '/']) {
       const r = await send(t.baseUrl, path);
@@ -140,11 +140,12 @@ describe('rate-limit headers', () => {
     const r = await send(t.baseUrl, asset!);
     expect(r.status).toBe(200);
     expect(r.headers.get('x-ratelimit-limit')).toBeNull();
+    // Nothing was charged to the user meanwhile.
+    expect(limitOf(await send(t.baseUrl, '/v1/user', { token: u.token })).remaining).toBe(DEFAULTS.points - 1);
+    // Introspection answers the whole schema: a fixed price, to the user (to the IP without a token).
     const intro = await gql(t.baseUrl, '{ __schema { queryType { name } } }', u.token);
     expect(intro.status).toBe(200);
-    expect(intro.headers.get('x-ratelimit-limit')).toBeNull();
-    // Nothing was charged to the token meanwhile.
-    expect(limitOf(await send(t.baseUrl, '/v1/user', { token: u.token })).remaining).toBe(DEFAULTS.points - 1);
+    expect(limitOf(intro).remaining).toBe(DEFAULTS.points - 1 - INTROSPECTION_COST);
   });
 });
 
@@ -264,7 +265,7 @@ describe('over the limit', () => {
     for (const r of all.filter((r) => r.status !== 200)) expectRest429(r);
   });
 
-  it('tokens are counted apart: one token over its limit does not affect another of the same user', async () => {
+  it('users are counted apart: one user over the limit does not affect another', async () => {
     const u = await s.createUser('read');
     for (let i = 0; i < SMALL.points; i++) await send(s.baseUrl, '/v1/user', { token: u.token });
     expectRest429(await send(s.baseUrl, '/v1/user', { token: u.token }));
@@ -316,7 +317,7 @@ describe('counters database unreachable', () => {
     const limits = new RateLimits({ ...SMALL, points: 3 }, 'postgres://nobody@127.0.0.1:1/none', log);
     try {
       const charges = [];
-      for (let i = 0; i < 4; i++) charges.push(await limits.charge({ kind: 'token', id: 'tok_x' }, 1));
+      for (let i = 0; i < 4; i++) charges.push(await limits.charge({ kind: 'user', id: 'user_x' }, 1));
       expect(charges.map((c) => [c.limited, c.remaining])).toEqual([
         [false, 2],
         [false, 1],

@@ -6,9 +6,9 @@ import { newId, newSecret } from '../lib/ids.ts';
 
 export const hashToken = (token: string) => crypto.createHash('sha256').update(token).digest('hex');
 
-export async function issueToken(db: Tx, userId: string, label: string, plain = newSecret('dg')) {
+export async function issueToken(db: Tx, userId: string, label: string, plain = newSecret('dg'), createdAt?: Date) {
   const record = await db.apiToken.create({
-    data: { id: newId('ApiToken'), userId, label, tokenHash: hashToken(plain) },
+    data: { id: newId('ApiToken'), userId, label, tokenHash: hashToken(plain), ...(createdAt ? { createdAt } : {}) },
   });
   return { token: plain, record };
 }

@@ -107,3 +107,11 @@ export async function lockOpenApiSpec(tx: Tx, specId: string): Promise<LockedOpe
     SELECT "sourceURL", "sourceText", "lastVersionId", "processingState"::text AS "processingState" FROM "OpenApiSpec" WHERE id = ${specId} FOR UPDATE`;
   return rows[0];
 }
+
+/**
+ * Serializes a user's token creations (the per-hour limit counts then inserts): the user's row FOR
+ * NO KEY UPDATE, which rows pointing at the user (their FOR KEY SHARE) do not wait for.
+ */
+export async function lockUserTokens(tx: Tx, userId: string) {
+  await tx.$queryRaw`SELECT 1 FROM "User" WHERE id = ${userId} FOR NO KEY UPDATE`;
+}

@@ -71,7 +71,8 @@ export async function deleteLinkInvite(ctx: DomainContext, organizationId: strin
 export async function organizationsForEmailDomain(ctx: DomainContext, domain: string) {
   const viewer = ctx.access.requireViewer();
   const d = domain.trim().toLowerCase();
-  if (!d || d.length > 253) throw badRequest('emailDomain', 'not a domain name');
+  if (!d || d.length > 253) throw badRequest('emailDomain', 'not a domain name (1–253 characters)');
+  if (!/^[a-z0-9.-]+$/.test(d)) throw badRequest('emailDomain', 'not a domain name (letters, digits, dots and hyphens)');
   return ctx.prisma.organization.findMany({
     where: {
       emailDomains: { has: d },

@@ -5,7 +5,9 @@ import type { Tx } from '../db/client.ts';
 import type { Role } from '../generated/prisma/enums.ts';
 import { newId } from '../lib/ids.ts';
 import { issueToken } from '../auth/tokens.ts';
-import { parseInput, badRequest } from '../lib/errors.ts';
+import { parseInput, badRequest, rateLimited } from '../lib/errors.ts';
+import { transaction } from '../db/transaction.ts';
+import { lockUserTokens } from '../db/locks.ts';
 import { ROLES } from '../auth/roles.ts';
 import type { DomainContext } from './context.ts';
 import { notFound } from '../lib/errors.ts';
@@ -42,9 +44,37 @@ export async function addMembership(tx: Tx, organizationId: string, userId: stri
   return { member, created: true };
 }
 
-export async function createApiToken(tx: Tx, userId: string, label: string, plain?: string) {
+export async function createApiToken(tx: Tx, userId: string, label: string, plain?: string, createdAt?: Date) {
   if (label.length > 100) throw badRequest('label', 'at most 100 characters');
-  return issueToken(tx, userId, label || 'API token', plain);
+  return issueToken(tx, userId, label || 'API token', plain, createdAt);
+}
+
+const HOUR_MS = 60 * 60 * 1000;
+
+/**
+ * The viewer's own new token (`createApiToken`): at most `config.apiTokensPerHour` in any rolling
+ * hour, revoked ones included; beyond, RATE_LIMITED with the seconds until the oldest of them
+ * leaves the hour. Rate limits count a user's tokens together, so this bounds only how fast the
+ * token table grows. One transaction, serialized per user, so concurrent calls cannot all pass.
+ */
+export async function createOwnApiToken(ctx: DomainContext, label: string) {
+  const userId = ctx.access.requireViewer().user.id;
+  const limit = ctx.config.apiTokensPerHour;
+  return transaction(ctx.prisma, async (tx) => {
+    await lockUserTokens(tx, userId);
+    const now = ctx.clock.now();
+    const recent = await tx.apiToken.findMany({
+      where: { userId, createdAt: { gt: new Date(now.getTime() - HOUR_MS) } },
+      select: { createdAt: true },
+      orderBy: { createdAt: 'asc' },
+      take: limit,
+    });
+    if (recent.length >= limit) {
+      const retryAfter = (recent[0].createdAt.getTime() + HOUR_MS - now.getTime()) / 1000;
+      throw rateLimited(`At most ${limit} API tokens may be created per hour; retry in ${Math.ceil(retryAfter)} s`, retryAfter);
+    }
+    return createApiToken(tx, userId, label, undefined, now);
+  });
 }
 
 /**

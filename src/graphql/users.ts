@@ -2,7 +2,7 @@
 // createApiToken, revokeApiToken.
 import { builder } from './builder.ts';
 import { DeletePayload } from './common.ts';
-import { createApiToken, createOrganizationWithAdmin, requireVisibleUser } from '../domain/users.ts';
+import { createOrganizationWithAdmin, createOwnApiToken, requireVisibleUser } from '../domain/users.ts';
 import { badRequest, notFound } from '../lib/errors.ts';
 
 export const UserRef = builder.prismaNode('User', {
@@ -93,7 +93,7 @@ const CreateApiTokenPayload = builder.simpleObject('CreateApiTokenPayload', {
 builder.mutationField('createApiToken', (t) =>
   t.field({
     type: CreateApiTokenPayload,
-    description: 'Issue an API token for yourself; send it as `Authorization: Bearer <token>`. Any signed-in user. No REST twin.',
+    description: 'Issue an API token for yourself; send it as `Authorization: Bearer <token>`. Any signed-in user, at most `API_TOKENS_PER_HOUR` (default 20) per hour (RATE_LIMITED beyond). All of a user’s tokens share one rate-limit budget. No REST twin.',
     args: {
       input: t.arg({
         type: builder.inputType('CreateApiTokenInput', {
@@ -105,9 +105,9 @@ builder.mutationField('createApiToken', (t) =>
       }),
     },
     resolve: async (_r, { input }, ctx) => {
-      const viewer = ctx.access.requireViewer();
+      ctx.access.requireViewer();
       if (!input.label.trim()) throw badRequest('input.label', 'must not be empty');
-      const { token, record } = await createApiToken(ctx.prisma, viewer.user.id, input.label.trim());
+      const { token, record } = await createOwnApiToken(ctx, input.label.trim());
       return { token, apiToken: record };
     },
   }),

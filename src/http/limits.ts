@@ -5,13 +5,15 @@
 //   `DELETE …/share-links/..` into `DELETE …/sites/{id}`), no encoded slash, no invalid
 //   percent-encoding, no control characters;
 // - a body is read up to a byte cap (413 beyond it) and all bodies being read at once share a
-//   budget (503 when it is spent), so the heap holds a known worst case;
+//   budget (503 when it is spent), each client at most its share of it, so the heap holds a known
+//   worst case; a body must arrive in time and at a minimum rate (408 otherwise);
 // - JSON is refused above a nesting depth before it is parsed.
 import type http from 'node:http';
+import { Socket } from 'node:net';
 
 export class RequestRejected extends Error {
   constructor(
-    readonly status: 400 | 404 | 413 | 415 | 503,
+    readonly status: 400 | 401 | 404 | 408 | 413 | 415 | 503,
     message: string,
     readonly headers: Record<string, string> = {},
   ) {
@@ -62,67 +64,188 @@ export function parseRequestTarget(rawUrl: string | undefined): RequestTarget {
 /**
  * Shared budget for bodies being read at the same time. Each body is capped on its own
  * (`maxBodyBytes`); this bounds their sum, so many large uploads at once queue at the client
- * (503 + Retry-After) instead of growing the heap without limit.
+ * (503 + Retry-After) instead of growing the heap without limit. One client (its IP, as the rate
+ * limiter sees it) may hold at most `perClientBytes` of it, so a few slow uploads from one place
+ * cannot take the whole budget from everyone else.
  */
 export class BodyBudget {
   private inUse = 0;
-  constructor(readonly totalBytes: number) {}
-  take(n: number) {
-    if (this.inUse + n > this.totalBytes) return false;
-    this.inUse += n;
-    return true;
+  private readonly byClient = new Map<string, number>();
+  readonly perClientBytes: number;
+  constructor(
+    readonly totalBytes: number,
+    perClientBytes = totalBytes,
+  ) {
+    this.perClientBytes = Math.min(totalBytes, perClientBytes);
   }
-  give(n: number) {
+  /** Take `n` bytes for `client`: 'ok', or which share is spent. */
+  take(client: string, n: number): 'ok' | 'client' | 'total' {
+    const mine = this.byClient.get(client) ?? 0;
+    if (mine + n > this.perClientBytes) return 'client';
+    if (this.inUse + n > this.totalBytes) return 'total';
+    this.inUse += n;
+    this.byClient.set(client, mine + n);
+    return 'ok';
+  }
+  give(client: string, n: number) {
+    if (n === 0) return;
     this.inUse -= n;
+    const left = (this.byClient.get(client) ?? 0) - n;
+    if (left > 0) this.byClient.set(client, left);
+    else this.byClient.delete(client);
+  }
+  /** Bytes held now (all clients, or one). */
+  held(client?: string) {
+    return client === undefined ? this.inUse : (this.byClient.get(client) ?? 0);
   }
 }
 
-export type BodyLimits = { maxBodyBytes: number; budget: BodyBudget };
+export type BodyLimits = {
+  maxBodyBytes: number;
+  budget: BodyBudget;
+  /** The whole body within this many ms (408 beyond). */
+  timeoutMs: number;
+  /** After the first `rateWindowMs` (the grace period), each window must bring `minBytesPerSecond × window` bytes (408 otherwise); 0 = no rate check. */
+  minBytesPerSecond: number;
+  rateWindowMs: number;
+};
 
 /**
- * Read a request body up to `maxBodyBytes`. Past the cap (or the shared budget) nothing more is
- * kept: the rest is read and dropped, up to `drainLimit` bytes, so the client finishes sending
- * and reads the 413/503 instead of a reset connection; a body declared or sent beyond that is
- * refused at once and the connection closed after the answer. The bytes kept are released from
- * the shared budget when `release` is called.
+ * A GraphQL POST without a token can only be an introspection query (GraphiQL's is about 2 kB):
+ * its body is read under this cap, and one declared or sent beyond it is the 401 it would be.
  */
-export async function readBody(req: http.IncomingMessage, limits: BodyLimits): Promise<{ body: Buffer; release: () => void }> {
-  const drainLimit = Math.max(16 * 1024 * 1024, 2 * limits.maxBodyBytes);
+export const ANONYMOUS_MAX_BODY_BYTES = 64 * 1024;
+
+/** How long a connection answered before its body was read may still drop what arrives. */
+export const LINGER_MS = 2_000;
+
+/** What one read may differ in: its own cap and how going over it is answered, the client's key. */
+export type ReadOptions = { client: string; maxBytes?: number; tooLarge?: () => RequestRejected };
+
+/**
+ * Read a request body up to `maxBodyBytes`. Past the cap (or the shared budget, or the client's
+ * share of it) nothing more is kept: the rest is read and dropped, up to `drainLimit` bytes, so
+ * the client finishes sending and reads the 413/503 instead of a reset connection; a body
+ * declared or sent beyond that is refused at once (the connection lingers, see
+ * `lingerOnUnreadBody`). A body that does not arrive in time — not whole within `timeoutMs`, or
+ * slower than `minBytesPerSecond` over a window after the first — is a 408, and its bytes are
+ * released at once: a stalled upload holds the budget for at most two rate windows. The bytes
+ * kept are released from the budget when `release` is called.
+ */
+export function readBody(req: http.IncomingMessage, limits: BodyLimits, opts: ReadOptions): Promise<{ body: Buffer; release: () => void }> {
+  const max = opts.maxBytes ?? limits.maxBodyBytes;
+  const over = opts.tooLarge ?? (() => tooLarge(max));
+  const drainLimit = Math.max(16 * 1024 * 1024, 2 * max);
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > drainLimit) throw tooLarge(limits.maxBodyBytes);
+  if (declared !== undefined && Number(declared) > drainLimit) return Promise.reject(over());
+  // Declared over the cap: refused before any byte is held (the rest is drained below).
+  const refusedUpFront = declared !== undefined && Number(declared) > max ? over() : undefined;
+  const { client } = opts;
   let reserved = 0;
   const release = () => {
-    limits.budget.give(reserved);
+    limits.budget.give(client, reserved);
     reserved = 0;
   };
-  const chunks: Buffer[] = [];
-  let refusal: RequestRejected | undefined;
-  let received = 0;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      received += chunk.length;
-      if (refusal) {
-        if (received > drainLimit) break;
-        continue;
-      }
-      if (received > limits.maxBodyBytes) refusal = tooLarge(limits.maxBodyBytes);
-      else if (!limits.budget.take(chunk.length)) {
-        refusal = new RequestRejected(503, 'The server is receiving too many large requests; retry shortly', { 'Retry-After': '2' });
-      } else {
-        reserved += chunk.length;
-        chunks.push(chunk);
-      }
-      if (refusal) {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let refusal: RequestRejected | undefined = refusedUpFront;
+    let received = 0;
+    let windowBytes = 0;
+    let settled = false;
+    const finish = (err: unknown, body?: Buffer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      clearInterval(rate);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (err) {
         release();
         chunks.length = 0;
+        // Stop reading: what still arrives is the linger's (server.ts) to drop, within its bound.
+        req.pause();
+        reject(err);
+      } else resolve({ body: body!, release });
+    };
+    const refuse = (r: RequestRejected) => {
+      refusal ??= r;
+      release();
+      chunks.length = 0;
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      windowBytes += chunk.length;
+      if (refusal) {
+        if (received > drainLimit) finish(refusal);
+        return;
       }
-    }
-  } catch (err) {
-    release();
-    throw err;
-  }
-  if (refusal) throw refusal;
-  return { body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), release };
+      if (received > max) return refuse(over());
+      const taken = limits.budget.take(client, chunk.length);
+      if (taken === 'client') return refuse(new RequestRejected(503, 'This client is already sending as many large requests as it may at once; retry shortly', { 'Retry-After': '2' }));
+      if (taken === 'total') return refuse(new RequestRejected(503, 'The server is receiving too many large requests; retry shortly', { 'Retry-After': '2' }));
+      reserved += chunk.length;
+      chunks.push(chunk);
+    };
+    const onEnd = () => (refusal ? finish(refusal) : finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    const onError = (err: Error) => finish(refusal ?? err);
+    // Closed before its end: the client went away (nobody reads the answer).
+    const onClose = () => finish(refusal ?? new RequestRejected(400, 'The request body was not received completely'));
+    const slow = (why: string) => finish(refusal ?? new RequestRejected(408, `Request body too slow: ${why}; the connection is closed`));
+    const deadline = setTimeout(() => slow(`not received within ${limits.timeoutMs} ms`), limits.timeoutMs);
+    const perWindow = (limits.minBytesPerSecond * limits.rateWindowMs) / 1000;
+    // The first window is the grace period; from then on every window must bring its share.
+    const rate = setInterval(() => {
+      if (perWindow > 0 && windowBytes < perWindow) slow(`less than ${limits.minBytesPerSecond} bytes/s over ${limits.rateWindowMs} ms`);
+      windowBytes = 0;
+    }, limits.rateWindowMs);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+    if (req.complete && req.readableEnded) onEnd();
+  });
+}
+
+/**
+ * Answer without reading a body to its end (an early 413/401, a refusal, a stalled upload) and
+ * still let the client read the answer: when node closes the connection after such an answer
+ * (`Connection: close`) it would destroy the socket with the client's bytes unread, and the
+ * client gets a reset (EPIPE) instead of the answer. Here the socket is half-closed after the
+ * answer (FIN) and what still arrives is read and dropped until the client closes, the body
+ * ends, or `lingerMs` pass (Apache's "lingering close"). An answer that keeps the connection open
+ * with the body unread (node drops the rest as it arrives) is cut after `lingerMs` too.
+ */
+export function lingerOnUnreadBody(req: http.IncomingMessage, res: http.ServerResponse, lingerMs: number) {
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  const linger = () => {
+    const close = () => {
+      clearTimeout(timer);
+      socket.destroy();
+    };
+    const timer = setTimeout(close, lingerMs);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.once('end', close);
+    req.once('end', close);
+    req.resume(); // drop what arrives (node's parser is still attached to the socket)
+  };
+  // Node calls destroySoon after a `Connection: close` answer; on this socket, for this request,
+  // it lingers instead.
+  socket.destroySoon = function (this: Socket) {
+    if (req.complete) return Socket.prototype.destroySoon.call(this);
+    this.end();
+    linger();
+  };
+  res.once('finish', () => {
+    if (req.complete || res.getHeader('connection') === 'close') return;
+    const timer = setTimeout(() => {
+      if (!req.complete) socket.destroy();
+    }, lingerMs);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  });
 }
 
 const tooLarge = (max: number) => new RequestRejected(413, `Request body too large (at most ${max} bytes)`);

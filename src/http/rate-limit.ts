@@ -1,12 +1,16 @@
 // Rate limits on /v1 and /graphql (docs/decisions.md, "Rate limits").
 //
-// - Who: an authenticated request counts against its API token; a request without a valid token
-//   (none, unknown, revoked) against its client IP, with a smaller budget.
+// - Who: an authenticated request counts against its user — all of the user's tokens share one
+//   budget, so minting tokens buys nothing; a request without a valid token (none, unknown,
+//   revoked) against its client IP, with a smaller budget.
 // - How much: a REST request costs 1 point; a GraphQL request costs its operation's complexity
 //   (the one @pothos/plugin-complexity enforces) at COMPLEXITY_PER_POINT per point, at least 1,
 //   charged after validation and before execution. A GraphQL request that fails before execution
-//   (parse or validation error, 401) costs 1. Introspection-only queries, the explorer page and
-//   its assets are free (as are /healthz, /readyz and the rest: only /v1 and /graphql are counted).
+//   (parse or validation error, 401) costs 1. An introspection-only query costs INTROSPECTION_COST
+//   (its answer is the whole schema), to the user or, without a token, to the client IP. /sso
+//   requests (anonymous by nature) cost 1 to the client IP. The explorer page and its assets are
+//   free, as are /healthz, /readyz and /files (a published page's images would spend an
+//   address's budget).
 // - Where: counters live in PostgreSQL (docgraph_ratelimit.counters, an UNLOGGED table), so every
 //   gateway process on the database shares them; each limiter has its own small pg pool.
 // - Every counted response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset
@@ -31,6 +35,13 @@ import { sendJson } from './compression.ts';
 /** A GraphQL request costs ceil(complexity / COMPLEXITY_PER_POINT) points, at least 1. */
 export const COMPLEXITY_PER_POINT = 100;
 
+/**
+ * An introspection-only query's cost. Its complexity says little (a few dozen fields), but the
+ * full GraphiQL introspection answers ~400 kB and takes ~120 ms of CPU: priced like a page of
+ * ~1,000 items, so an address without a token (600 points a minute) gets 30 a minute.
+ */
+export const INTROSPECTION_COST = 20;
+
 export const RATE_LIMIT_TABLE = { schemaName: 'docgraph_ratelimit', tableName: 'counters' } as const;
 
 /** After a failure of the counters' database, count in memory this long before trying it again. */
@@ -44,7 +55,7 @@ const SWEEP_INTERVAL_MS = 5 * 60_000;
 
 export const RATE_LIMITED_MESSAGE = 'Rate limit exceeded: retry after the time in Retry-After';
 
-type Bucket = 'token' | 'anonymous';
+type Bucket = 'user' | 'anonymous';
 type Key = { kind: Bucket; id: string };
 type Waiter = { cost: number; resolve: (r: RateLimiterRes) => void; reject: (e: unknown) => void };
 
@@ -123,7 +134,7 @@ export class RateLimits {
     });
     // An idle connection dropped by the server (restart, outage): the next query reconnects.
     this.pool.on('error', (err) => this.log.debug({ err }, 'rate-limit connection failed'));
-    const points: Record<Bucket, number> = { token: config.points, anonymous: config.anonymousPoints };
+    const points: Record<Bucket, number> = { user: config.points, anonymous: config.anonymousPoints };
     const make = (kind: Bucket) =>
       new RateLimiterPostgres({
         storeClient: this.pool,
@@ -131,16 +142,16 @@ export class RateLimits {
         ...RATE_LIMIT_TABLE,
         tableCreated: true, // the migration creates it: no DDL at run time
         clearExpiredByTimeout: false, // swept below, on a timer close() stops
-        keyPrefix: kind === 'token' ? 'tok' : 'ip',
+        keyPrefix: kind === 'user' ? 'usr' : 'ip',
         points: points[kind],
         duration: config.windowSeconds,
         // A key at its limit is refused from memory until its window ends: a flood of 429s costs
         // no database round trip on this process.
         inMemoryBlockOnConsumed: points[kind],
       });
-    this.store = { token: make('token'), anonymous: make('anonymous') };
+    this.store = { user: make('user'), anonymous: make('anonymous') };
     this.memory = {
-      token: new RateLimiterMemory({ keyPrefix: 'tok', points: points.token, duration: config.windowSeconds }),
+      user: new RateLimiterMemory({ keyPrefix: 'usr', points: points.user, duration: config.windowSeconds }),
       anonymous: new RateLimiterMemory({ keyPrefix: 'ip', points: points.anonymous, duration: config.windowSeconds }),
     };
     const { schemaName, tableName } = RATE_LIMIT_TABLE;
@@ -152,7 +163,7 @@ export class RateLimits {
 
   /** Charge `cost` points to `key`; never throws (the counters' database down: counted in memory). */
   async charge(key: Key, cost: number): Promise<Charge> {
-    const limit = key.kind === 'token' ? this.config.points : this.config.anonymousPoints;
+    const limit = key.kind === 'user' ? this.config.points : this.config.anonymousPoints;
     let res: RateLimiterRes;
     let limited = false;
     try {
@@ -205,7 +216,7 @@ export class RateLimits {
   }
 
   private async drain(k: string, key: Key) {
-    const points = key.kind === 'token' ? this.config.points : this.config.anonymousPoints;
+    const points = key.kind === 'user' ? this.config.points : this.config.anonymousPoints;
     for (let batch = this.queues.get(k)!; batch.length > 0; batch = this.queues.get(k)!) {
       this.queues.set(k, []);
       let res: RateLimiterRes;
@@ -233,10 +244,10 @@ export class RateLimits {
     this.queues.delete(k);
   }
 
-  /** The token's key, or the client IP's when there is no valid token (or it cannot be checked). */
+  /** The user's key (whichever of their tokens), or the client IP's when there is no valid token (or it cannot be checked). */
   private async keyOf(req: http.IncomingMessage, viewer: () => Promise<Viewer | null>): Promise<Key> {
     const v = await viewer().catch(() => null);
-    return v ? { kind: 'token', id: v.tokenId } : { kind: 'anonymous', id: clientIp(req, this.config.trustProxy) };
+    return v ? { kind: 'user', id: v.user.id } : { kind: 'anonymous', id: clientIp(req, this.config.trustProxy) };
   }
 
   private setHeaders(res: http.ServerResponse, c: Charge) {
@@ -283,10 +294,11 @@ export class RateLimits {
         const state = ctx.req && this.states.get(ctx.req);
         if (!state || state.done) return;
         state.done = true;
-        // The context has no viewer only for an introspection-only query (server.ts): free.
-        if (!ctx.viewer) return;
-        const cost = graphqlCost(args.document, args.operationName, args.variableValues as Record<string, unknown>, ctx, args.schema);
-        const c = await this.charge({ kind: 'token', id: ctx.viewer.tokenId }, cost);
+        // The context has no viewer only for an introspection-only query (server.ts): a fixed
+        // cost, to the token's user or to the client IP.
+        const introspection = !ctx.viewer;
+        const cost = introspection ? INTROSPECTION_COST : graphqlCost(args.document, args.operationName, args.variableValues as Record<string, unknown>, ctx, args.schema);
+        const c = await this.charge(ctx.viewer ? { kind: 'user', id: ctx.viewer.user.id } : await this.keyOf(ctx.req!, state.viewer), cost);
         this.setHeaders(state.res, c);
         ctx.rateLimit = { cost, limit: c.limit, remaining: c.remaining, resetAt: c.resetAt };
         if (c.limited) {

@@ -4,7 +4,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { AppError, HTTP_STATUS, isDatabaseUnavailable, serviceUnavailable } from '../lib/errors.ts';
+import { AppError, DATABASE_UNAVAILABLE_MESSAGE, HTTP_STATUS, isDatabaseUnavailable } from '../lib/errors.ts';
 
 export type RequestInfo = {
   /** The caller's `X-Request-Id` (when well-formed) or a generated one; echoed on the response. */
@@ -47,22 +47,28 @@ export function unexpectedErrorMessage(): string {
  * What a client may learn of an error, decided once for REST routes, GraphQL resolvers and the
  * server's last resort (downloads, SSO, the token lookup):
  * - `unavailable`: the database is down or too slow (503 + Retry-After), logged as a warning — an
- *   outage fails every request, it is not news each time;
+ *   outage fails every request, it is not news each time; or a SERVICE_UNAVAILABLE AppError (a
+ *   cap, a shutdown), with its own message and not logged;
  * - `expected`: an AppError (its own status, code, message and field);
  * - `request`: a GraphQL error of the request itself (variables, validation): the caller's, 400;
  * - `unexpected`: anything else, logged at error with its stack, masked, and named by request id.
  */
 export type PublicError =
-  | { kind: 'unavailable'; status: 503; message: string }
+  | { kind: 'unavailable'; status: 503; message: string; retryAfterSeconds?: number }
   | { kind: 'expected'; status: number; error: AppError }
   | { kind: 'request'; status: 400; error: GraphQLError }
   | { kind: 'unexpected'; status: 500; message: string; requestId?: string };
 
 export function toPublicError(err: unknown, log: Pick<Logger, 'warn' | 'error'>, where: string): PublicError {
   const original = err instanceof GraphQLError ? (err.originalError ?? err) : err;
+  // A SERVICE_UNAVAILABLE AppError keeps its own message (a cap, a shutdown, a slow consumer):
+  // only a raw database failure is "the database is unavailable".
+  if (original instanceof AppError && original.code === 'SERVICE_UNAVAILABLE') {
+    return { kind: 'unavailable', status: 503, message: original.message, retryAfterSeconds: original.retryAfterSeconds };
+  }
   if (isDatabaseUnavailable(original)) {
     log.warn({ err: original }, 'database unavailable');
-    return { kind: 'unavailable', status: 503, message: serviceUnavailable().message };
+    return { kind: 'unavailable', status: 503, message: DATABASE_UNAVAILABLE_MESSAGE };
   }
   if (original instanceof AppError) return { kind: 'expected', status: HTTP_STATUS[original.code], error: original };
   if (original instanceof GraphQLError) return { kind: 'request', status: 400, error: original };

@@ -8,7 +8,7 @@ import type { Db } from '../db/client.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Services } from '../services.ts';
-import { ERROR_CODES, RETRY_AFTER_HEADER, errorBody } from '../lib/errors.ts';
+import { AppError, ERROR_CODES, RETRY_AFTER_HEADER, RETRY_AFTER_SECONDS, errorBody, unauthenticated } from '../lib/errors.ts';
 import { bearerToken, userForToken } from '../auth/tokens.ts';
 import type { TokenCache } from '../auth/token-cache.ts';
 import type { Viewer } from '../auth/access.ts';
@@ -23,9 +23,9 @@ import { mergeVary, sendJson, useResponseCompression } from './compression.ts';
 import { createCors } from './cors.ts';
 import { sendJsonWithEtag, useConditionalGet } from './conditional.ts';
 import { TRUSTED_DOCUMENTS_PATH, TRUSTED_DOCUMENT_ERROR_CODES, loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.ts';
-import { BodyBudget, RequestRejected, requireJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
+import { ANONYMOUS_MAX_BODY_BYTES, BodyBudget, LINGER_MS, RequestRejected, lingerOnUnreadBody, requireJsonDepth, parseRequestTarget, readBody, type BodyLimits, type ReadOptions, type RequestTarget } from './limits.ts';
 import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
-import type { RateLimits } from './rate-limit.ts';
+import { clientIp, rateLimitedGraphqlBody, type RateLimits } from './rate-limit.ts';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
@@ -33,12 +33,24 @@ import { REQUEST_ID_HEADER, noteViewer, type Observability } from './observabili
 import { currentRequest, toPublicError } from './request-context.ts';
 import { liveRequestFor, useLiveEventStream } from './live-sse.ts';
 
+const UNAUTHENTICATED_MESSAGE = unauthenticated().message;
+
 export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache; obs: Observability; rateLimits?: RateLimits };
 
 export function createHttpServer(deps: AppDeps) {
   const { prisma, log, obs } = deps;
   const limits = deps.config.limits;
-  const bodyLimits = { maxBodyBytes: limits.maxBodyBytes, budget: new BodyBudget(limits.bodyBudgetBytes) };
+  const bodies = deps.config.bodies;
+  const bodyLimits: BodyLimits = {
+    maxBodyBytes: limits.maxBodyBytes,
+    // One client's share holds at least one body of the largest size.
+    budget: new BodyBudget(limits.bodyBudgetBytes, Math.max(limits.maxBodyBytes, bodies.clientBudgetBytes)),
+    timeoutMs: bodies.timeoutMs,
+    minBytesPerSecond: bodies.minBytesPerSecond,
+    rateWindowMs: bodies.rateWindowMs,
+  };
+  // The client a body's bytes are charged to: its IP, as the rate limiter reads it (TRUST_PROXY).
+  const read = (req: http.IncomingMessage, opts: Omit<ReadOptions, 'client'> = {}) => readBody(req, bodyLimits, { ...opts, client: clientIp(req, deps.config.rateLimit.trustProxy) });
   const publishedCache = createPublishedCache({ maxBytes: deps.config.structureCacheBytes });
   // HTTP conventions: one CORS policy for every route (cors.ts), trusted documents (trusted-documents.ts).
   const cors = createCors(deps.config.cors);
@@ -131,9 +143,10 @@ export function createHttpServer(deps: AppDeps) {
       }
       return sendJson(res, 404, errorBody(404, match.notFound ?? `No route ${method} ${target.pathname}`));
     }
+    // Every /v1 route needs a token: checked before a byte of the body is read or held.
     const viewer = await viewerFor(req);
-    if (!viewer) return sendJson(res, 401, errorBody(401, 'A valid API token is required (Authorization: Bearer <token>)'));
-    const { body, release } = await readBody(req, bodyLimits);
+    if (!viewer) return sendJson(res, 401, errorBody(401, UNAUTHENTICATED_MESSAGE));
+    const { body, release } = await read(req);
     try {
       const raw = body.toString('utf8');
       if (match.route.body && body.length > 0) requireJsonContentType(req.headers['content-type']);
@@ -149,6 +162,25 @@ export function createHttpServer(deps: AppDeps) {
     } finally {
       release();
     }
+  }
+
+  /** GraphQL's 401 (or the 429 of a client over its budget), answered without reading the body. */
+  async function refuseUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse) {
+    const charge = await rateLimits?.settle(req);
+    if (!req.complete) res.setHeader('Connection', 'close');
+    if (charge?.limited) return sendJson(res, 429, rateLimitedGraphqlBody());
+    return sendJson(res, 401, { errors: [{ message: UNAUTHENTICATED_MESSAGE, extensions: { code: 'UNAUTHENTICATED' } }] });
+  }
+
+  /** A failure before yoga runs (the token lookup), answered as yoga would: GraphQL's error shape. */
+  async function sendGraphqlFailure(req: http.IncomingMessage, res: http.ServerResponse, err: unknown) {
+    const e = toPublicError(err, log, 'token lookup');
+    await rateLimits?.settle(req);
+    if (!req.complete) res.setHeader('Connection', 'close');
+    if (e.kind === 'unavailable') res.setHeader('Retry-After', String(e.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
+    const code = e.kind === 'unavailable' ? 'SERVICE_UNAVAILABLE' : e.kind === 'expected' ? e.error.code : e.kind === 'request' ? 'BAD_REQUEST' : 'INTERNAL_SERVER_ERROR';
+    const message = e.kind === 'expected' || e.kind === 'request' ? e.error.message : e.message;
+    return sendJson(res, e.status, { errors: [{ message, extensions: { code, ...(e.kind === 'unexpected' && e.requestId ? { requestId: e.requestId } : {}) } }] });
   }
 
   /** GraphQL: the body is read here, under the same caps as REST, and handed to yoga parsed-free. */
@@ -179,7 +211,23 @@ export function createHttpServer(deps: AppDeps) {
       // HEAD is a GET without the body (node drops the body of a HEAD response by itself).
       return await writeFetchResponse(res, await yoga.handleRequest(fetchRequest('GET'), { req }));
     }
-    const { body, release } = await readBody(req, bodyLimits);
+    // The token before the body. Without a valid one only an introspection query can succeed
+    // (the context decides; GraphiQL's Docs pane sends no token, or a stale one): the body is
+    // read under a small cap, and one declared or sent beyond it is the 401 it would end in
+    // anyway — answered without holding its bytes.
+    let anonymous: boolean;
+    try {
+      anonymous = !(await viewerFor(req));
+    } catch (err) {
+      return sendGraphqlFailure(req, res, err); // the token lookup failed (the database is down)
+    }
+    if (anonymous && Number(req.headers['content-length'] ?? 0) > ANONYMOUS_MAX_BODY_BYTES) return refuseUnauthenticated(req, res);
+    const received = await read(req, anonymous ? { maxBytes: ANONYMOUS_MAX_BODY_BYTES, tooLarge: () => new RequestRejected(401, UNAUTHENTICATED_MESSAGE) } : {}).catch((err: unknown) => {
+      if (err instanceof RequestRejected && err.status === 401) return undefined;
+      throw err;
+    });
+    if (!received) return refuseUnauthenticated(req, res);
+    const { body, release } = received;
     try {
       requireJsonDepth(body, limits.maxJsonDepth);
       const response = await yoga.handleRequest(fetchRequest(req.method ?? 'POST', body), { req });
@@ -191,6 +239,8 @@ export function createHttpServer(deps: AppDeps) {
 
   // obs.handle: the request id (header, log lines), the access log line and the metrics.
   const server = http.createServer((req, res) => obs.handle(req, res, async () => {
+    // An answer sent before the body was read to its end still reaches the client (limits.ts).
+    lingerOnUnreadBody(req, res, LINGER_MS);
     try {
       // CORS headers on every answer; a preflight is answered here (cors.ts).
       if (cors.handle(req, res)) return;
@@ -219,7 +269,9 @@ export function createHttpServer(deps: AppDeps) {
         return await handleDownload(req, res, target, makeContext(viewer));
       }
       if (top === 'sso') {
-        const { body, release } = await readBody(req, bodyLimits);
+        // Anonymous by nature (the identity provider's browser POST): counted per client IP.
+        if (rateLimits && !(await rateLimits.admitRest(req, res, () => Promise.resolve(null)))) return;
+        const { body, release } = await read(req);
         try {
           return await handleSsoRequest(req, res, target, body.toString('utf8'), makeContext(null));
         } finally {
@@ -234,7 +286,7 @@ export function createHttpServer(deps: AppDeps) {
       if (err instanceof RequestRejected) {
         await rateLimits?.settle(req); // a GraphQL request refused before yoga still counts
         // A refused body may not have been read to its end: do not reuse the connection.
-        if (err.status === 413 || err.status === 503) res.setHeader('Connection', 'close');
+        if (err.status === 408 || err.status === 413 || err.status === 503 || !req.complete) res.setHeader('Connection', 'close');
         for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
         if (!res.headersSent) return sendJson(res, err.status, errorBody(err.status, err.message)).catch(() => res.end());
         return res.end();
@@ -242,7 +294,7 @@ export function createHttpServer(deps: AppDeps) {
       // The token lookup, downloads and SSO land here when the database fails: 503, not 500.
       const e = toPublicError(err, log, 'request handler');
       if (res.headersSent) return void res.end();
-      if (e.kind === 'unavailable') res.setHeader('Retry-After', RETRY_AFTER_HEADER['Retry-After']);
+      if (e.kind === 'unavailable') res.setHeader('Retry-After', String(e.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
       const message = e.kind === 'expected' || e.kind === 'request' ? e.error.message : e.message;
       await sendJson(res, e.status, errorBody(e.status, message)).catch(() => res.end());
     }
@@ -259,7 +311,7 @@ export function createHttpServer(deps: AppDeps) {
     const id = obs.clientError(status);
     socket.end(`HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${id}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
-  return Object.assign(server, { publishedCache });
+  return Object.assign(server, { publishedCache, bodyBudget: bodyLimits.budget });
 }
 
 /**
@@ -297,9 +349,10 @@ function useCleanStrings(): Plugin {
  * - request errors (parse, validation, variables, the document limits above) carry no code of
  *   their own: they get `BAD_REQUEST` (and 400 whatever the client accepts), so every error a
  *   client can cause names its kind;
- * - a result whose every error is SERVICE_UNAVAILABLE and that has no data left (null, or only null
- *   root fields) failed as a whole because of the database: 503 + Retry-After. Errors outside
- *   execution (the token lookup) already carry that status from `maskError`.
+ * - a result whose every error is SERVICE_UNAVAILABLE (or every one RATE_LIMITED) and that has no
+ *   data left (null, or only null root fields) failed as a whole: 503 (429) + Retry-After, the
+ *   longest the errors ask for. Errors outside execution (the token lookup) already carry that
+ *   status from `maskError`.
  */
 function useErrorStatus(): Plugin {
   const kept: readonly string[] = [...ERROR_CODES, ...TRUSTED_DOCUMENT_ERROR_CODES, 'INTERNAL_SERVER_ERROR'];
@@ -326,8 +379,12 @@ function useErrorStatus(): Plugin {
         setResult(result);
       }
       const data = result.data as Record<string, unknown> | null | undefined;
-      const outage = errors.every((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE') && !(data && Object.values(data).some((v) => v !== null));
-      if (outage) setResult({ ...result, extensions: { ...result.extensions, http: { status: 503, headers: RETRY_AFTER_HEADER } } });
+      if (data && Object.values(data).some((v) => v !== null)) return;
+      for (const [code, status] of [['SERVICE_UNAVAILABLE', 503], ['RATE_LIMITED', 429]] as const) {
+        if (!errors.every((e) => e.extensions?.code === code)) continue;
+        const retryAfter = Math.max(...errors.map((e) => (e.originalError instanceof AppError ? (e.originalError.retryAfterSeconds ?? 0) : 0)), status === 503 ? RETRY_AFTER_SECONDS : 1);
+        setResult({ ...result, extensions: { ...result.extensions, http: { status, headers: { 'Retry-After': String(retryAfter) } } } });
+      }
     },
   };
 }
@@ -404,11 +461,12 @@ function maskError(error: unknown, message: string, log: Logger): Error {
         ...at,
         // A field's error leaves the response 200 unless nothing else succeeded (see
         // useErrorStatus); an error outside execution is the whole response.
-        extensions: { code: 'SERVICE_UNAVAILABLE', http: gqlError?.path ? { status: 200 } : { status: 503, headers: RETRY_AFTER_HEADER } },
+        extensions: { code: 'SERVICE_UNAVAILABLE', http: gqlError?.path ? { status: 200 } : { status: 503, headers: { 'Retry-After': String(e.retryAfterSeconds ?? RETRY_AFTER_SECONDS) } } },
       });
     case 'expected':
       return new GraphQLError(e.error.message, {
         ...at,
+        originalError: e.error,
         extensions: { code: e.error.code, ...(e.error.field ? { field: e.error.field } : {}), http: { status: gqlError?.path ? 200 : e.status } },
       });
     case 'request':

@@ -35,6 +35,8 @@ export class AppError extends Error {
     message: string,
     /** The offending input field, as a dotted path (BAD_REQUEST). */
     readonly field?: string,
+    /** RATE_LIMITED / SERVICE_UNAVAILABLE: seconds after which a retry may succeed (`Retry-After`). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'AppError';
@@ -46,7 +48,16 @@ export const forbidden = (message = 'You are not allowed to do this') => new App
 export const badRequest = (field: string, message: string) =>
   new AppError('BAD_REQUEST', field ? `${field}: ${message}` : message, field);
 export const conflict = (message: string) => new AppError('CONFLICT', message);
-export const serviceUnavailable = () => new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry in a few seconds');
+export const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable; retry in a few seconds';
+/**
+ * A 503. The message says which resource is short — the database (the default), the process's
+ * subscription slots, a subscription that fell behind, a shutdown — so a client and an operator
+ * can tell an outage from a cap; it is what the client reads, REST and GraphQL alike.
+ */
+export const serviceUnavailable = (message: string = DATABASE_UNAVAILABLE_MESSAGE, retryAfterSeconds?: number) =>
+  new AppError('SERVICE_UNAVAILABLE', message, undefined, retryAfterSeconds);
+/** A 429: a per-user limit of an operation (not the request rate limiter, src/http/rate-limit.ts). */
+export const rateLimited = (message: string, retryAfterSeconds: number) => new AppError('RATE_LIMITED', message, undefined, Math.max(1, Math.ceil(retryAfterSeconds)));
 export const unauthenticated = () => new AppError('UNAUTHENTICATED', 'A valid API token is required (Authorization: Bearer <token>)');
 
 /** Validate with a zod schema; the first issue becomes a 400 naming the field. */

@@ -167,7 +167,8 @@ export const PATH_PARAMS: Record<string, PathParam> = {
   // The domain validates the slug itself (a PUT to a bad slug is a 400 naming `specSlug`).
   specSlug: byPattern('OpenAPI specification', /^[A-Za-z0-9._-]{1,100}$/),
   versionId: byPattern('OpenAPI specification version', idOf('OpenApiSpecVersion', '').pattern),
-  emailDomain: byPattern('Email domain', /^[A-Za-z0-9.-]{1,253}$/),
+  // Any segment: the domain validates it, so a bad one is a 400 naming `emailDomain`, not a 404.
+  emailDomain: byPattern('Email domain', /^.+$/su),
   /** Audit events carry UUIDs, as the contract documents them. */
   auditEventId: byPattern('Audit event', /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/),
   webhookId: idOf('Webhook', 'Webhook'),
