@@ -355,7 +355,7 @@ describe('subscriptions over SSE', () => {
   });
 
   it('keep-alive comments, a cap on subscriptions per process, and shutdown ends open streams instead of waiting for them', async () => {
-    const other = await startSecondApp(t, { live: { maxSubscriptions: 1, queueLength: 100, keepAliveMs: 100 } });
+    const other = await startSecondApp(t, { live: { ...t.app.config.live, maxSubscriptions: 1, queueLength: 100, keepAliveMs: 100 } });
     const url = other.baseUrl;
     const site = await createSite(t);
     const s = await subscribe(url, SITE_SUB, { siteId: site.id }, t.token);

@@ -7,6 +7,12 @@
 // member, a deleted object: the stream ends, with nothing sent about the event). A reconnect
 // (`Last-Event-ID: <seq>`, or the `after` argument) first replays the log after that seq, with
 // the same filter and checks, then goes live: no event lost, none twice.
+//
+// Quiet streams are checked too: every keep-alive interval (`SSE_KEEPALIVE_MS`) each stream checks
+// its token and the subscribe-time access again (`Spec.check`), so a revoked token or a removed
+// member ends the stream within one interval even when nothing happens. A resume point beyond the
+// log's end (a seq this server never sent) is a BAD_REQUEST naming `after` or `Last-Event-ID`:
+// such a stream would otherwise wait, silently, for the log to catch up with it.
 import { builder } from './builder.ts';
 import type { Context } from './context.ts';
 import { SiteRef, authorize } from './sites.ts';
@@ -37,6 +43,8 @@ type Spec<T> = {
    * and access are fresh). An AppError (NOT_FOUND, FORBIDDEN…) ends the stream quietly.
    */
   load: (ctx: Context, row: LiveEventRow) => Promise<T>;
+  /** The subscribe-time access check, run again on the keep-alive timer: throws when access is gone. */
+  check: (ctx: Context) => Promise<unknown>;
   /** True after the last event worth waiting for (a finished import): the stream completes. */
   last?: (payload: T) => boolean;
 };
@@ -60,11 +68,22 @@ function eventFromRecord(e: Event): LiveEventRow {
   };
 }
 
-/** `after` argument or `Last-Event-ID` header: the later of the two. */
-function resumePoint(ctx: Context, after: string | null | undefined): number | undefined {
+/**
+ * `after` argument or `Last-Event-ID` header: the later of the two. Either beyond the log's end
+ * (the event sequence's last value: every seq ever sent is at most that, whatever retention has
+ * deleted since) is refused naming it.
+ */
+async function resumePoint(ctx: Context, after: string | null | undefined): Promise<number | undefined> {
   if (after != null && !/^\d{1,18}$/.test(after)) throw badRequest('after', 'must be the seq of an event (digits), as sent in an event stream’s `id:`');
-  const values = [after != null ? Number(after) : undefined, ctx.live?.lastEventId].filter((v): v is number => v !== undefined);
-  return values.length ? Math.max(...values) : undefined;
+  const given: Array<[string, number]> = [];
+  if (after != null) given.push(['after', Number(after)]);
+  if (ctx.live?.lastEventId !== undefined) given.push(['Last-Event-ID', ctx.live.lastEventId]);
+  if (!given.length) return undefined;
+  const [{ last }] = await ctx.prisma.$queryRaw<Array<{ last: bigint }>>`SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('"Event"', 'seq')::regclass), 0) AS last`;
+  for (const [field, seq] of given) {
+    if (seq > Number(last)) throw badRequest(field, `is beyond the end of the event log (its last seq is ${last}): resume from a seq this server sent, or subscribe without it to start now`);
+  }
+  return Math.max(...given.map(([, seq]) => seq));
 }
 
 /** The caller again, from scratch: false when the token no longer works. */
@@ -84,8 +103,10 @@ async function refresh(ctx: Context): Promise<boolean> {
 async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefined): Promise<AsyncIterableIterator<Delivery<T>>> {
   const feed = ctx.services.live;
   if (!feed) throw new AppError('SERVICE_UNAVAILABLE', 'Live updates are not available on this server');
-  const sub: LiveSubscription = await feed.subscribe(spec.organizationId, spec.match);
+  const sub: LiveSubscription = await feed.subscribe(spec.organizationId, spec.match, ctx.live?.owner);
   let last = after ?? sub.horizon;
+  /** Set when the keep-alive check found the token or the access gone. */
+  let revoked = false;
 
   /** One delivery, or null when the caller lost access (the stream ends). */
   async function deliver(row: LiveEventRow): Promise<Delivery<T> | null> {
@@ -98,6 +119,29 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
     }
   }
 
+  /**
+   * The keep-alive check: the token and the subscribe-time access again, on a context of its own
+   * (a delivery may be using the stream's). Gone → the stream ends (`sub.close()` wakes it). A
+   * database that cannot answer ends nothing: the next check, or delivery, decides.
+   */
+  let checking = false;
+  const timer = setInterval(async () => {
+    if (checking || revoked) return;
+    checking = true;
+    try {
+      const viewer = ctx.live ? await ctx.live.revalidate() : ctx.viewer;
+      if (viewer) await spec.check({ ...ctx, viewer, access: new Access(ctx.prisma, viewer), loaders: new Map() });
+      else revoked = true;
+    } catch (err) {
+      if (err instanceof AppError && err.code !== 'SERVICE_UNAVAILABLE') revoked = true;
+      else ctx.log.debug({ err }, 'live: a stream’s access re-check failed; keeping it until the next');
+    } finally {
+      checking = false;
+    }
+    if (revoked) sub.close();
+  }, ctx.config.live.keepAliveMs);
+  timer.unref();
+
   async function* run(): AsyncGenerator<Delivery<T>> {
     try {
       // A reconnect: what the client missed, from the log, up to where the feed took over.
@@ -109,6 +153,7 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
         });
         if (!page.length) break;
         for (const record of page) {
+          if (revoked) return;
           const row = eventFromRecord(record);
           last = row.seq;
           if (!spec.match(row)) continue;
@@ -122,7 +167,7 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
       }
       for (;;) {
         const row = await sub.next();
-        if (!row) return;
+        if (!row || revoked) return;
         if (row.seq <= last) continue;
         last = row.seq;
         const out = await deliver(row);
@@ -132,6 +177,7 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
         if (spec.last?.(out)) return;
       }
     } finally {
+      clearInterval(timer);
       sub.close();
     }
   }
@@ -140,8 +186,8 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
   // Closing the feed subscription first also wakes a generator waiting for its next row.
   const iterator: AsyncIterableIterator<Delivery<T>> = {
     next: () => it.next(),
-    return: (value?: unknown) => (sub.close(), it.return(value as never)),
-    throw: (err?: unknown) => (sub.close(), it.throw(err)),
+    return: (value?: unknown) => (clearInterval(timer), sub.close(), it.return(value as never)),
+    throw: (err?: unknown) => (clearInterval(timer), sub.close(), it.throw(err)),
     [Symbol.asyncIterator]: () => iterator,
   };
   return iterator;
@@ -234,7 +280,7 @@ builder.subscriptionFields((t) => ({
     args: { siteId: t.arg.id({ required: true, description: 'The site (`site_…`).' }), after: afterArg(t) },
     subscribe: async (_root, args, ctx) => {
       const siteId = String(args.siteId);
-      const after = resumePoint(ctx, args.after);
+      const after = await resumePoint(ctx, args.after);
       const site = await ctx.prisma.site.findUnique({ where: { id: siteId } });
       await ctx.access.requireSite(site, 'site:read');
       return liveStream(
@@ -248,6 +294,7 @@ builder.subscriptionFields((t) => ({
             authorize(c, siteId);
             return { site: now! };
           },
+          check: async (c) => c.access.requireSite(await c.prisma.site.findUnique({ where: { id: siteId } }), 'site:read'),
         },
         after,
       );
@@ -260,7 +307,7 @@ builder.subscriptionFields((t) => ({
     args: { spaceId: t.arg.id({ required: true, description: 'The space (`space_…`).' }), after: afterArg(t) },
     subscribe: async (_root, args, ctx) => {
       const spaceId = String(args.spaceId);
-      const after = resumePoint(ctx, args.after);
+      const after = await resumePoint(ctx, args.after);
       const space = await requireReadableSpace(ctx, spaceId);
       return liveStream(
         ctx,
@@ -268,6 +315,7 @@ builder.subscriptionFields((t) => ({
           organizationId: space.organizationId,
           match: (e) => e.type === 'space_content_updated' && e.objectId === spaceId,
           load: async (c) => ({ space: await requireReadableSpace(c, spaceId) }),
+          check: (c) => requireReadableSpace(c, spaceId),
         },
         after,
       );
@@ -284,7 +332,7 @@ builder.subscriptionFields((t) => ({
     },
     subscribe: async (_root, args, ctx) => {
       const spaceId = String(args.spaceId);
-      const after = resumePoint(ctx, args.after);
+      const after = await resumePoint(ctx, args.after);
       let crId: string | undefined;
       let space: Space;
       if (args.changeRequestId) {
@@ -298,6 +346,7 @@ builder.subscriptionFields((t) => ({
           organizationId: space.organizationId,
           match: (e) => e.objectType === 'change_request' && e.payload.spaceId === spaceId && (crId === undefined || e.objectId === crId),
           load: async (c, e) => ({ changeRequest: (await resolveChangeRequest(c, spaceId, e.objectId)).changeRequest }),
+          check: (c) => (crId ? resolveChangeRequest(c, spaceId, crId) : requireReadableSpace(c, spaceId)),
         },
         after,
       );
@@ -315,7 +364,7 @@ builder.subscriptionFields((t) => ({
     },
     subscribe: async (_root, args, ctx) => {
       const spaceId = String(args.spaceId);
-      const after = resumePoint(ctx, args.after);
+      const after = await resumePoint(ctx, args.after);
       const scope = await resolveScope(ctx, spaceId, args.changeRequestId);
       const crId = args.changeRequestId ? scope.changeRequestId : undefined;
       return liveStream<{ comment: Comment | null; reply: Comment | null }>(
@@ -331,6 +380,7 @@ builder.subscriptionFields((t) => ({
             const parent = parentId ? await c.prisma.comment.findUnique({ where: { id: parentId } }) : null;
             return { comment: parent, reply: row };
           },
+          check: (c) => resolveScope(c, spaceId, crId),
         },
         after,
       );
@@ -343,7 +393,7 @@ builder.subscriptionFields((t) => ({
     args: { jobId: t.arg.id({ required: true, description: 'The import job (`imp_…`).' }), after: afterArg(t) },
     subscribe: async (_root, args, ctx) => {
       const jobId = String(args.jobId);
-      const after = resumePoint(ctx, args.after);
+      const after = await resumePoint(ctx, args.after);
       const job = await getImportJob(ctx, jobId);
       const space = await ctx.prisma.space.findUniqueOrThrow({ where: { id: job.spaceId }, select: { organizationId: true } });
       return liveStream(
@@ -352,6 +402,7 @@ builder.subscriptionFields((t) => ({
           organizationId: space.organizationId,
           match: (e) => e.objectType === 'import' && e.objectId === jobId,
           load: async (c) => ({ importJob: await getImportJob(c, jobId) }),
+          check: (c) => getImportJob(c, jobId),
           last: (p) => p.importJob.state === 'complete' || p.importJob.state === 'failed',
         },
         after,

@@ -17,12 +17,12 @@ import type { LiveRequest } from '../graphql/context.ts';
 const states = new WeakMap<Request, LiveRequest>();
 
 /** The live state of a GraphQL request: created with its context (server.ts). */
-export function liveRequestFor(request: Request, revalidate: LiveRequest['revalidate']): LiveRequest {
+export function liveRequestFor(request: Request, revalidate: LiveRequest['revalidate'], owner: LiveRequest['owner']): LiveRequest {
   let state = states.get(request);
   if (!state) {
     const header = request.headers.get('last-event-id');
     const lastEventId = header !== null && /^\d{1,18}$/.test(header.trim()) ? Number(header.trim()) : undefined;
-    state = { lastEventId, revalidate, seq: undefined };
+    state = { lastEventId, revalidate, owner, seq: undefined };
     states.set(request, state);
   }
   return state;

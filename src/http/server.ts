@@ -25,7 +25,7 @@ import { sendJsonWithEtag, useConditionalGet } from './conditional.ts';
 import { TRUSTED_DOCUMENTS_PATH, TRUSTED_DOCUMENT_ERROR_CODES, loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.ts';
 import { BodyBudget, RequestRejected, requireJsonDepth, parseRequestTarget, readBody, type RequestTarget } from './limits.ts';
 import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
-import type { RateLimits } from './rate-limit.ts';
+import { clientIp, type RateLimits } from './rate-limit.ts';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
@@ -78,10 +78,11 @@ export function createHttpServer(deps: AppDeps) {
           extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } },
         });
       }
-      // Live updates: Last-Event-ID and a token re-check for subscriptions (live-sse.ts).
+      // Live updates: Last-Event-ID, a token re-check, and who holds the stream (its caps) for subscriptions (live-sse.ts).
       const token = bearerToken(req.headers.authorization)!;
       const revalidate = () => (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token));
-      return { ...makeContext(viewer, 'graphql'), live: liveRequestFor(request, revalidate) };
+      const owner = { tokenId: viewer.tokenId, ip: clientIp(req, deps.config.rateLimit.trustProxy) };
+      return { ...makeContext(viewer, 'graphql'), live: liveRequestFor(request, revalidate, owner) };
     },
     maskedErrors: {
       maskError: (error, message) => maskError(error, message, log),

@@ -46,7 +46,8 @@ export const forbidden = (message = 'You are not allowed to do this') => new App
 export const badRequest = (field: string, message: string) =>
   new AppError('BAD_REQUEST', field ? `${field}: ${message}` : message, field);
 export const conflict = (message: string) => new AppError('CONFLICT', message);
-export const serviceUnavailable = () => new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry in a few seconds');
+export const serviceUnavailable = (message = 'The database is unavailable; retry in a few seconds') => new AppError('SERVICE_UNAVAILABLE', message);
+export const rateLimited = (message: string) => new AppError('RATE_LIMITED', message);
 export const unauthenticated = () => new AppError('UNAUTHENTICATED', 'A valid API token is required (Authorization: Bearer <token>)');
 
 /** Validate with a zod schema; the first issue becomes a 400 naming the field. */
