@@ -65,7 +65,7 @@ export async function createApp(opts: {
   // Counters in the database, shared by every process, with their own small pool (rate-limit.ts).
   const rateLimits = config.rateLimit.enabled ? new RateLimits(config.rateLimit, databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
   const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs, rateLimits });
-  obs.watch({ publishedCache: server.publishedCache.stats, live });
+  obs.watch({ publishedCache: server.publishedCache.stats, live, tokens });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
 

@@ -239,6 +239,8 @@ describe('LISTEN health: a stalled invalidation connection turns the token cache
       // The next self-notice misses its deadline: the cache goes off.
       await expect.poll(() => tokens.serving, { timeout: 10 * HEALTH_MS + 5000 }).toBe(false);
       expect(tokens.listener.stalled).toBe(true);
+      // Someone notices: the gauge an operator alerts on.
+      expect(await servingGauge(b.baseUrl)).toBe(0);
 
       // Revoked through the other process: its notice does not reach b …
       const revoked = await t.gql(`mutation($id: ID!) { revokeApiToken(input: { id: $id }) { deleted } }`, { id: tokenId }, member.token);
@@ -257,8 +259,31 @@ describe('LISTEN health: a stalled invalidation connection turns the token cache
     expect(tokens.listener.stalled).toBe(false);
     await expect.poll(() => readsToken(member.token), { timeout: 5000 }).toBe(false);
     expect((await me(token)).status).toBe(401);
+    expect(await servingGauge(b.baseUrl)).toBe(1);
+  });
+
+  it('a stall that lasts is cut: the connection is replaced and the cache serves again', async () => {
+    const c = await startSecondApp(t, { listenHealth: { intervalMs: HEALTH_MS, reconnectAfterMs: 4 * HEALTH_MS } });
+    try {
+      const tokens = c.app.tokens!;
+      await expect.poll(() => tokens.serving, { timeout: 5000 }).toBe(true);
+      const stalled = tokens.listener.current!;
+      // Never resumed: as a connection whose peer is gone without a reset.
+      (stalled as unknown as { connection: { stream: { pause(): void } } }).connection.stream.pause();
+      await expect.poll(() => tokens.serving, { timeout: 10 * HEALTH_MS + 5000 }).toBe(false);
+      await expect.poll(() => tokens.listener.current !== undefined && tokens.listener.current !== stalled && tokens.serving, { timeout: 20 * HEALTH_MS + 10_000 }).toBe(true);
+    } finally {
+      await c.close();
+    }
   });
 });
+
+/** `docgraph_token_cache_serving` from a process's /metrics. */
+async function servingGauge(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const m = /^docgraph_token_cache_serving (\d+)$/m.exec(text);
+  return m ? Number(m[1]) : NaN;
+}
 
 describe('a resume point beyond the log’s end', () => {
   it('`after` beyond the end is a BAD_REQUEST naming `after`; at the end, the stream works', async () => {

@@ -22,7 +22,7 @@ import { CommentRef, CommentReplyRef } from './comments.ts';
 import { ImportJobRef } from './content.ts';
 import { Access } from '../auth/access.ts';
 import type { ChangeRequest, Comment, Event, ImportJob, Site, Space } from '../generated/prisma/client.ts';
-import { AppError, badRequest } from '../lib/errors.ts';
+import { AppError, badRequest, isDatabaseUnavailable } from '../lib/errors.ts';
 import { resolveChangeRequest } from '../domain/change-requests.ts';
 import { resolveScope } from '../domain/comments.ts';
 import { getImportJob } from '../domain/imports.ts';
@@ -124,23 +124,33 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
    * (a delivery may be using the stream's). Gone → the stream ends (`sub.close()` wakes it). A
    * database that cannot answer ends nothing: the next check, or delivery, decides.
    */
-  let checking = false;
-  const timer = setInterval(async () => {
-    if (checking || revoked) return;
-    checking = true;
+  let timer: NodeJS.Timeout | undefined;
+  let checksStopped = false;
+  const stopChecks = () => {
+    checksStopped = true;
+    clearTimeout(timer);
+  };
+  // Each wait is at most one interval, jittered down to 80% of it, so streams opened in a burst
+  // (clients reconnecting after a restart) do not all check in the same instant.
+  const scheduleCheck = () => {
+    if (checksStopped) return;
+    timer = setTimeout(check, ctx.config.live.keepAliveMs * (0.8 + 0.2 * Math.random()));
+    timer.unref();
+  };
+  async function check() {
     try {
       const viewer = ctx.live ? await ctx.live.revalidate() : ctx.viewer;
       if (viewer) await spec.check({ ...ctx, viewer, access: new Access(ctx.prisma, viewer), loaders: new Map() });
       else revoked = true;
     } catch (err) {
       if (err instanceof AppError && err.code !== 'SERVICE_UNAVAILABLE') revoked = true;
-      else ctx.log.debug({ err }, 'live: a stream’s access re-check failed; keeping it until the next');
-    } finally {
-      checking = false;
+      else if (isDatabaseUnavailable(err)) ctx.log.debug({ err }, 'live: a stream’s access re-check could not reach the database; trying again at the next');
+      else ctx.log.error({ err }, 'live: a stream’s access re-check failed');
     }
-    if (revoked) sub.close();
-  }, ctx.config.live.keepAliveMs);
-  timer.unref();
+    if (revoked) return sub.close();
+    scheduleCheck();
+  }
+  scheduleCheck();
 
   async function* run(): AsyncGenerator<Delivery<T>> {
     try {
@@ -177,7 +187,7 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
         if (spec.last?.(out)) return;
       }
     } finally {
-      clearInterval(timer);
+      stopChecks();
       sub.close();
     }
   }
@@ -186,8 +196,8 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
   // Closing the feed subscription first also wakes a generator waiting for its next row.
   const iterator: AsyncIterableIterator<Delivery<T>> = {
     next: () => it.next(),
-    return: (value?: unknown) => (clearInterval(timer), sub.close(), it.return(value as never)),
-    throw: (err?: unknown) => (clearInterval(timer), sub.close(), it.throw(err)),
+    return: (value?: unknown) => (stopChecks(), sub.close(), it.return(value as never)),
+    throw: (err?: unknown) => (stopChecks(), sub.close(), it.throw(err)),
     [Symbol.asyncIterator]: () => iterator,
   };
   return iterator;
