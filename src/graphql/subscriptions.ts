@@ -270,11 +270,11 @@ const ImportJobProgressRef = builder.objectRef<Delivery<{ importJob: ImportJob }
 
 builder.subscriptionType({
   description:
-    'Live updates, over Server-Sent Events: POST (or GET) /graphql with `Accept: text/event-stream`. Each event carries `id: <seq>`; reconnect with `Last-Event-ID` to resume without loss. Access is checked when you subscribe (NOT_FOUND like the query) and again before every event; the stream ends when it is gone.',
+    'Live updates, over Server-Sent Events: POST (or GET) /graphql with `Accept: text/event-stream`. Each event carries `id: <seq>`; reconnect with `Last-Event-ID` to resume without loss. Access is checked when you subscribe (NOT_FOUND like the query), again before every event and at every keep-alive; the stream ends when it is gone. Open streams are capped per token and per client address (RATE_LIMITED).',
 });
 
 const afterArg = (t: PothosSchemaTypes.SubscriptionFieldBuilder<any, any>) =>
-  t.arg.string({ description: 'Resume after this event (`LiveEvent.seq`, the stream’s `id:`): the log’s later events come first. The `Last-Event-ID` header does the same.' });
+  t.arg.string({ description: 'Resume after this event (`LiveEvent.seq`, the stream’s `id:`): the log’s later events come first. The `Last-Event-ID` header does the same. A seq beyond the end of the log is a BAD_REQUEST naming it.' });
 
 /** Track a Space's id and organization (for the checks and the feed filter). */
 async function requireReadableSpace(ctx: Context, spaceId: string): Promise<Space> {
