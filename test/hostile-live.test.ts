@@ -8,7 +8,9 @@
 // - a resume point beyond the log's end is a 400 naming it, not a stream that never delivers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createParser } from 'eventsource-parser';
+import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
+import { EventFeed, LiveSubscription, type LiveEventRow } from '../src/live/feed.ts';
 import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
 import { createSite } from './fixtures/sites.ts';
 
@@ -167,6 +169,49 @@ describe('subscription caps per token and per client address', () => {
     await expectOpen(a3);
     for (const s of [a2, a3, b1, c1, d2]) s.close();
     await expect.poll(() => t.app.live.size - before, { timeout: 5000 }).toBe(0);
+  });
+});
+
+describe('the process cap and the slow-consumer cut say what happened', () => {
+  it('a subscriber that falls behind its queue is cut with an error event, then complete', async () => {
+    const c = await startSecondApp(t, { live: { ...t.app.config.live, queueLength: 2 } });
+    try {
+      const site = await createSite(t);
+      const s = await subscribe(c.baseUrl, SITE_SUB, { siteId: site.id, after: String(await logEnd()) }, t.token);
+      await expectOpen(s);
+      // 20 events in one transaction: the feed hands them over at once, faster than deliveries
+      // (each re-checks access and loads the site), so the queue of 2 overflows.
+      await t.app.prisma.$executeRaw`INSERT INTO "Event" (id, type, "organizationId", source, "objectType", "objectId")
+        SELECT gen_random_uuid()::text, 'site_updated', ${t.org.id}, 'graphql', 'site', ${site.id} FROM generate_series(1, 20)`;
+      const got: SseEvent[] = [];
+      for (let e = await s.next(); e && e.event !== 'complete'; e = await s.next()) got.push(e);
+      expect(got.length).toBeLessThan(20);
+      const last = got[got.length - 1];
+      expect(last.id).toBeUndefined();
+      expect(last.data.errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
+      expect(got.slice(0, -1).every((e) => e.data.data.siteStructureChanged.site.id === site.id)).toBe(true);
+      await expect.poll(() => c.app.live.size, { timeout: 5000 }).toBe(0);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('the feed’s refusals and its cut carry their own messages, not the database’s', async () => {
+    const feed = new EventFeed(t.databaseUrl, pino({ level: 'silent' }), { maxSubscriptions: 1, maxPerToken: 5, maxPerIp: 5, queueLength: 2 });
+    try {
+      const first = await feed.subscribe(t.org.id, () => true, { tokenId: 'tok_a', ip: '192.0.2.1' });
+      const over = feed.subscribe(t.org.id, () => true, { tokenId: 'tok_b', ip: '192.0.2.2' });
+      await expect(over).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: expect.stringMatching(/^This server holds its maximum of 1 subscriptions/) });
+      first.close();
+      expect(feed.size).toBe(0);
+      await feed.subscribe(t.org.id, () => true, { tokenId: 'tok_b', ip: '192.0.2.2' });
+    } finally {
+      await feed.stop();
+    }
+    const sub = new LiveSubscription(0, 'org', () => true, 2, () => {});
+    const row = (seq: number) => ({ seq, id: String(seq), type: 'x', occurredAt: new Date(), organizationId: 'org', userId: null, tokenId: null, objectType: 'site', objectId: 's', payload: {} }) as LiveEventRow;
+    for (const seq of [1, 2, 3]) sub.push(row(seq));
+    await expect(sub.next()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: expect.stringMatching(/fell more than 2 events behind.*Last-Event-ID/) });
   });
 });
 

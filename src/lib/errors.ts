@@ -47,7 +47,8 @@ export const badRequest = (field: string, message: string) =>
   new AppError('BAD_REQUEST', field ? `${field}: ${message}` : message, field);
 export const conflict = (message: string) => new AppError('CONFLICT', message);
 export const serviceUnavailable = (message = 'The database is unavailable; retry in a few seconds') => new AppError('SERVICE_UNAVAILABLE', message);
-export const rateLimited = (message: string) => new AppError('RATE_LIMITED', message);
+/** A 429 of a per-caller cap (not the request rate limiter, src/http/rate-limit.ts); `retryAfterSeconds` is advice. */
+export const rateLimited = (message: string, _retryAfterSeconds?: number) => new AppError('RATE_LIMITED', message);
 export const unauthenticated = () => new AppError('UNAUTHENTICATED', 'A valid API token is required (Authorization: Bearer <token>)');
 
 /** Validate with a zod schema; the first issue becomes a 400 naming the field. */

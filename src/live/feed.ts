@@ -26,7 +26,7 @@
 import type pg from 'pg';
 import { ListenConnection, type ListenHealth } from '../db/listen.ts';
 import type { Logger } from 'pino';
-import { AppError, rateLimited, serviceUnavailable } from '../lib/errors.ts';
+import { AppError, RETRY_AFTER_SECONDS, rateLimited, serviceUnavailable } from '../lib/errors.ts';
 
 export const EVENTS_CHANNEL = 'docgraph_events';
 /** Rows per read; a full page reads again at once. */
@@ -369,10 +369,10 @@ export class EventFeed {
     if (this.closing) throw serviceUnavailable('The server is shutting down; retry shortly (or on another instance)');
     const { maxPerToken, maxPerIp, maxSubscriptions } = this.opts;
     if (owner && (this.perToken.get(owner.tokenId) ?? 0) >= maxPerToken) {
-      throw rateLimited(`Too many open subscriptions for this token: at most ${maxPerToken} on one server; close one first`);
+      throw rateLimited(`Too many open subscriptions for this token: at most ${maxPerToken} on one server; close one first`, RETRY_AFTER_SECONDS);
     }
     if (owner && (this.perIp.get(owner.ip) ?? 0) >= maxPerIp) {
-      throw rateLimited(`Too many open subscriptions from this address: at most ${maxPerIp} on one server; close one first`);
+      throw rateLimited(`Too many open subscriptions from this address: at most ${maxPerIp} on one server; close one first`, RETRY_AFTER_SECONDS);
     }
     if (this.count >= maxSubscriptions) {
       throw serviceUnavailable(`This server holds its maximum of ${maxSubscriptions} subscriptions; retry in a few seconds (or on another instance)`);
