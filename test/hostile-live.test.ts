@@ -304,7 +304,7 @@ describe('LISTEN health: a stalled invalidation connection turns the token cache
     expect(tokens.listener.stalled).toBe(false);
     await expect.poll(() => readsToken(member.token), { timeout: 5000 }).toBe(false);
     expect((await me(token)).status).toBe(401);
-    expect(await servingGauge(b.baseUrl)).toBe(1);
+    await expect.poll(() => servingGauge(b.baseUrl), { timeout: 5000 }).toBe(1);
   });
 
   it('a stall that lasts is cut: the connection is replaced and the cache serves again', async () => {
