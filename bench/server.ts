@@ -33,6 +33,9 @@ const config = {
     // stays on (its cost is part of the measure) with a limit the load never reaches.
     RATE_LIMIT_POINTS: process.env.RATE_LIMIT_POINTS ?? '1000000000',
     RATE_LIMIT_ANONYMOUS_POINTS: process.env.RATE_LIMIT_ANONYMOUS_POINTS ?? '1000000000',
+    // 7.live opens 500 streams with one token from one address: above the default caps per token and IP.
+    MAX_SUBSCRIPTIONS_PER_TOKEN: process.env.MAX_SUBSCRIPTIONS_PER_TOKEN ?? '10000',
+    MAX_SUBSCRIPTIONS_PER_IP: process.env.MAX_SUBSCRIPTIONS_PER_IP ?? '10000',
   }),
   filesDir,
 };

@@ -54,18 +54,18 @@ export async function createApp(opts: {
   const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
   const rest = buildRestRouter(schema);
   // Token → viewer per process, invalidated across processes by LISTEN/NOTIFY (token-cache.ts).
-  const tokens = config.tokenCache ? new TokenCache(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
+  const tokens = config.tokenCache ? new TokenCache(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs, health: config.listenHealth }) : undefined;
   await tokens?.start();
   services.tokens = tokens;
   // Live updates: one event-log follower per process, connected at the first subscription (live/feed.ts).
-  const live = new EventFeed(databaseUrl, log, { ...config.live, connectTimeoutMs: config.dbConnectTimeoutMs });
+  const live = new EventFeed(databaseUrl, log, { ...config.live, connectTimeoutMs: config.dbConnectTimeoutMs, health: config.listenHealth });
   services.live = live;
   // Access logs, statement counts per request, /metrics (README, "Operations").
   const obs = new Observability({ config, log, onQuery, pool });
   // Counters in the database, shared by every process, with their own small pool (rate-limit.ts).
   const rateLimits = config.rateLimit.enabled ? new RateLimits(config.rateLimit, databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
   const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs, rateLimits });
-  obs.watch({ publishedCache: server.publishedCache.stats, live });
+  obs.watch({ publishedCache: server.publishedCache.stats, live, tokens });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
 
@@ -96,6 +96,8 @@ export async function createApp(opts: {
     log,
     obs,
     live,
+    /** The token cache, when TOKEN_CACHE is on. */
+    tokens,
     clock,
     config,
     /** Set on the first run on an empty database: the admin's token, shown once. */

@@ -82,15 +82,26 @@ const EnvSchema = z.object({
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(365),
   /** Live updates (GraphQL subscriptions over SSE, src/live/feed.ts): subscriptions per process at most. */
   MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).default(10_000),
+  /** Subscriptions one API token may hold open on a process (429 RATE_LIMITED above). */
+  MAX_SUBSCRIPTIONS_PER_TOKEN: z.coerce.number().int().min(1).default(100),
+  /** Subscriptions one client IP (TRUST_PROXY decides how it is read) may hold open on a process (429 above). */
+  MAX_SUBSCRIPTIONS_PER_IP: z.coerce.number().int().min(1).default(1000),
   /** Events one subscription may have waiting before it is ended as too slow. */
   SUBSCRIPTION_QUEUE_LENGTH: z.coerce.number().int().min(1).default(1000),
-  /** Keep-alive comment interval of an event stream, ms. */
+  /** Keep-alive comment interval of an event stream, ms; each stream's token and access are re-checked as often. */
   SSE_KEEPALIVE_MS: z.coerce.number().int().min(100).default(15_000),
+  /** LISTEN connections (token cache, live feed) send themselves a notice this often, each due within as long (src/db/listen.ts). */
+  LISTEN_HEALTH_MS: z.coerce.number().int().min(50).default(5000),
+  /** A LISTEN connection whose self-notice is this late is dropped and reconnected. */
+  LISTEN_STALL_RECONNECT_MS: z.coerce.number().int().min(100).default(30_000),
   // --- webhooks (src/domain/webhooks.ts)
   /** Let webhooks target loopback, private and link-local addresses (default: refused). */
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
   /** Requests made for one delivery before it is marked failed (1–20). */
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
+}).refine((e) => e.LISTEN_STALL_RECONNECT_MS >= 2 * e.LISTEN_HEALTH_MS, {
+  path: ['LISTEN_STALL_RECONNECT_MS'],
+  message: 'must be at least twice LISTEN_HEALTH_MS',
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -149,7 +160,17 @@ export type Config = {
   /** Rate limits (src/http/rate-limit.ts, docs/decisions.md "Rate limits"). */
   rateLimit: RateLimitConfig;
   /** Live updates (README "Live updates"). */
-  live: { maxSubscriptions: number; queueLength: number; keepAliveMs: number };
+  live: {
+    maxSubscriptions: number;
+    /** Per API token and per client IP, on one process (src/live/feed.ts). */
+    maxPerToken: number;
+    maxPerIp: number;
+    queueLength: number;
+    /** Keep-alive comments, and each stream's token and access re-check (src/graphql/subscriptions.ts). */
+    keepAliveMs: number;
+  };
+  /** Self-notices of the LISTEN connections (src/db/listen.ts). */
+  listenHealth: { intervalMs: number; reconnectAfterMs: number };
   /** Webhooks (src/domain/webhooks.ts): private targets allowed, attempts per delivery. */
   webhooks: { allowPrivate: boolean; maxAttempts: number };
 };
@@ -234,7 +255,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       trustProxy: e.TRUST_PROXY,
     },
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
-    live: { maxSubscriptions: e.MAX_SUBSCRIPTIONS, queueLength: e.SUBSCRIPTION_QUEUE_LENGTH, keepAliveMs: e.SSE_KEEPALIVE_MS },
+    live: {
+      maxSubscriptions: e.MAX_SUBSCRIPTIONS,
+      maxPerToken: e.MAX_SUBSCRIPTIONS_PER_TOKEN,
+      maxPerIp: e.MAX_SUBSCRIPTIONS_PER_IP,
+      queueLength: e.SUBSCRIPTION_QUEUE_LENGTH,
+      keepAliveMs: e.SSE_KEEPALIVE_MS,
+    },
+    listenHealth: { intervalMs: e.LISTEN_HEALTH_MS, reconnectAfterMs: e.LISTEN_STALL_RECONNECT_MS },
     webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
   };
 }

@@ -7,6 +7,9 @@
 // Fail-safe rules:
 // - while the LISTEN connection is not up (start-up, database outage, reconnecting), the cache
 //   is bypassed and cleared: every request reads the token row, as without a cache;
+// - likewise while it is up but deaf: a self-notice that misses its deadline (src/db/listen.ts,
+//   `LISTEN_HEALTH_MS`) turns the cache off until the next one arrives, so a stalled connection
+//   (a NAT, a failover) cannot keep a revoked token working here for the TTL;
 // - a lookup that started before a notice is not stored (a generation counter), so a revocation
 //   that commits during a lookup can never be cached over;
 // - entries also expire after `ttlMs`, a backstop, not the invalidation mechanism.
@@ -14,21 +17,22 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { Tx } from '../db/client.ts';
 import { hashToken, userForToken } from './tokens.ts';
-import { ListenConnection } from '../db/listen.ts';
+import { ListenConnection, type ListenHealth } from '../db/listen.ts';
 import type { Viewer } from './access.ts';
 
 export const AUTH_CHANNEL = 'docgraph_auth';
 
 export class TokenCache {
   private readonly cache: LRUCache<string, Viewer>;
-  private readonly listener: ListenConnection;
+  /** The LISTEN connection (tests stall its socket). */
+  readonly listener: ListenConnection;
   private listening = false;
   private generation = 0;
 
   constructor(
     databaseUrl: string,
     private readonly log: Logger,
-    opts: { max?: number; ttlMs?: number; connectTimeoutMs?: number } = {},
+    opts: { max?: number; ttlMs?: number; connectTimeoutMs?: number; health?: ListenHealth } = {},
   ) {
     this.cache = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 5 * 60_000 });
     this.listener = new ListenConnection({
@@ -47,7 +51,23 @@ export class TokenCache {
         this.invalidate();
         this.listening = false;
       },
+      health: opts.health,
+      onStall: () => {
+        this.log.warn('token cache: invalidation notices stalled; reading tokens from the database until they flow again');
+        this.invalidate();
+        this.listening = false;
+      },
+      onFlowing: () => {
+        // Every notice committed before the self-notice has been heard by now.
+        this.invalidate();
+        this.listening = true;
+      },
     });
+  }
+
+  /** Whether hits are served now (false: every lookup reads the database). */
+  get serving(): boolean {
+    return this.listening;
   }
 
   /** Open the LISTEN connection; the cache serves hits only while it is up. */

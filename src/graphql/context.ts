@@ -9,6 +9,8 @@ export type LiveRequest = {
   lastEventId?: number;
   /** The caller's token checked again (revoked → null): before every delivered event. */
   revalidate(): Promise<Viewer | null>;
+  /** The caller's token id and client IP: the feed's caps per token and per address. */
+  owner: { tokenId: string; ip: string };
   /** The log position of the event being sent: the event stream writes it as `id:`. */
   seq: number | undefined;
 };

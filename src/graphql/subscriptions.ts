@@ -7,6 +7,12 @@
 // member, a deleted object: the stream ends, with nothing sent about the event). A reconnect
 // (`Last-Event-ID: <seq>`, or the `after` argument) first replays the log after that seq, with
 // the same filter and checks, then goes live: no event lost, none twice.
+//
+// Quiet streams are checked too: every keep-alive interval (`SSE_KEEPALIVE_MS`) each stream checks
+// its token and the subscribe-time access again (`Spec.check`), so a revoked token or a removed
+// member ends the stream within one interval even when nothing happens. A resume point beyond the
+// log's end (a seq this server never sent) is a BAD_REQUEST naming `after` or `Last-Event-ID`:
+// such a stream would otherwise wait, silently, for the log to catch up with it.
 import { builder } from './builder.ts';
 import type { Context } from './context.ts';
 import { SiteRef, authorize } from './sites.ts';
@@ -16,7 +22,7 @@ import { CommentRef, CommentReplyRef } from './comments.ts';
 import { ImportJobRef } from './content.ts';
 import { Access } from '../auth/access.ts';
 import type { ChangeRequest, Comment, Event, ImportJob, Site, Space } from '../generated/prisma/client.ts';
-import { AppError, badRequest } from '../lib/errors.ts';
+import { AppError, badRequest, isDatabaseUnavailable } from '../lib/errors.ts';
 import { resolveChangeRequest } from '../domain/change-requests.ts';
 import { resolveScope } from '../domain/comments.ts';
 import { getImportJob } from '../domain/imports.ts';
@@ -37,6 +43,8 @@ type Spec<T> = {
    * and access are fresh). An AppError (NOT_FOUND, FORBIDDEN…) ends the stream quietly.
    */
   load: (ctx: Context, row: LiveEventRow) => Promise<T>;
+  /** The subscribe-time access check, run again on the keep-alive timer: throws when access is gone. */
+  check: (ctx: Context) => Promise<unknown>;
   /** True after the last event worth waiting for (a finished import): the stream completes. */
   last?: (payload: T) => boolean;
 };
@@ -60,11 +68,22 @@ function eventFromRecord(e: Event): LiveEventRow {
   };
 }
 
-/** `after` argument or `Last-Event-ID` header: the later of the two. */
-function resumePoint(ctx: Context, after: string | null | undefined): number | undefined {
+/**
+ * `after` argument or `Last-Event-ID` header: the later of the two. Either beyond the log's end
+ * (the event sequence's last value: every seq ever sent is at most that, whatever retention has
+ * deleted since) is refused naming it.
+ */
+async function resumePoint(ctx: Context, after: string | null | undefined): Promise<number | undefined> {
   if (after != null && !/^\d{1,18}$/.test(after)) throw badRequest('after', 'must be the seq of an event (digits), as sent in an event stream’s `id:`');
-  const values = [after != null ? Number(after) : undefined, ctx.live?.lastEventId].filter((v): v is number => v !== undefined);
-  return values.length ? Math.max(...values) : undefined;
+  const given: Array<[string, number]> = [];
+  if (after != null) given.push(['after', Number(after)]);
+  if (ctx.live?.lastEventId !== undefined) given.push(['Last-Event-ID', ctx.live.lastEventId]);
+  if (!given.length) return undefined;
+  const [{ last }] = await ctx.prisma.$queryRaw<Array<{ last: bigint }>>`SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('"Event"', 'seq')::regclass), 0) AS last`;
+  for (const [field, seq] of given) {
+    if (seq > Number(last)) throw badRequest(field, `is beyond the end of the event log (its last seq is ${last}): resume from a seq this server sent, or subscribe without it to start now`);
+  }
+  return Math.max(...given.map(([, seq]) => seq));
 }
 
 /** The caller again, from scratch: false when the token no longer works. */
@@ -84,8 +103,10 @@ async function refresh(ctx: Context): Promise<boolean> {
 async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefined): Promise<AsyncIterableIterator<Delivery<T>>> {
   const feed = ctx.services.live;
   if (!feed) throw new AppError('SERVICE_UNAVAILABLE', 'Live updates are not available on this server');
-  const sub: LiveSubscription = await feed.subscribe(spec.organizationId, spec.match);
+  const sub: LiveSubscription = await feed.subscribe(spec.organizationId, spec.match, ctx.live?.owner);
   let last = after ?? sub.horizon;
+  /** Set when the keep-alive check found the token or the access gone. */
+  let revoked = false;
 
   /** One delivery, or null when the caller lost access (the stream ends). */
   async function deliver(row: LiveEventRow): Promise<Delivery<T> | null> {
@@ -98,6 +119,39 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
     }
   }
 
+  /**
+   * The keep-alive check: the token and the subscribe-time access again, on a context of its own
+   * (a delivery may be using the stream's). Gone → the stream ends (`sub.close()` wakes it). A
+   * database that cannot answer ends nothing: the next check, or delivery, decides.
+   */
+  let timer: NodeJS.Timeout | undefined;
+  let checksStopped = false;
+  const stopChecks = () => {
+    checksStopped = true;
+    clearTimeout(timer);
+  };
+  // Each wait is at most one interval, jittered down to 80% of it, so streams opened in a burst
+  // (clients reconnecting after a restart) do not all check in the same instant.
+  const scheduleCheck = () => {
+    if (checksStopped) return;
+    timer = setTimeout(check, ctx.config.live.keepAliveMs * (0.8 + 0.2 * Math.random()));
+    timer.unref();
+  };
+  async function check() {
+    try {
+      const viewer = ctx.live ? await ctx.live.revalidate() : ctx.viewer;
+      if (viewer) await spec.check({ ...ctx, viewer, access: new Access(ctx.prisma, viewer), loaders: new Map() });
+      else revoked = true;
+    } catch (err) {
+      if (err instanceof AppError && err.code !== 'SERVICE_UNAVAILABLE') revoked = true;
+      else if (isDatabaseUnavailable(err)) ctx.log.debug({ err }, 'live: a stream’s access re-check could not reach the database; trying again at the next');
+      else ctx.log.error({ err }, 'live: a stream’s access re-check failed');
+    }
+    if (revoked) return sub.close();
+    scheduleCheck();
+  }
+  scheduleCheck();
+
   async function* run(): AsyncGenerator<Delivery<T>> {
     try {
       // A reconnect: what the client missed, from the log, up to where the feed took over.
@@ -109,6 +163,7 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
         });
         if (!page.length) break;
         for (const record of page) {
+          if (revoked) return;
           const row = eventFromRecord(record);
           last = row.seq;
           if (!spec.match(row)) continue;
@@ -122,7 +177,7 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
       }
       for (;;) {
         const row = await sub.next();
-        if (!row) return;
+        if (!row || revoked) return;
         if (row.seq <= last) continue;
         last = row.seq;
         const out = await deliver(row);
@@ -132,6 +187,7 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
         if (spec.last?.(out)) return;
       }
     } finally {
+      stopChecks();
       sub.close();
     }
   }
@@ -140,8 +196,8 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
   // Closing the feed subscription first also wakes a generator waiting for its next row.
   const iterator: AsyncIterableIterator<Delivery<T>> = {
     next: () => it.next(),
-    return: (value?: unknown) => (sub.close(), it.return(value as never)),
-    throw: (err?: unknown) => (sub.close(), it.throw(err)),
+    return: (value?: unknown) => (stopChecks(), sub.close(), it.return(value as never)),
+    throw: (err?: unknown) => (stopChecks(), sub.close(), it.throw(err)),
     [Symbol.asyncIterator]: () => iterator,
   };
   return iterator;
@@ -214,11 +270,11 @@ const ImportJobProgressRef = builder.objectRef<Delivery<{ importJob: ImportJob }
 
 builder.subscriptionType({
   description:
-    'Live updates, over Server-Sent Events: POST (or GET) /graphql with `Accept: text/event-stream`. Each event carries `id: <seq>`; reconnect with `Last-Event-ID` to resume without loss. Access is checked when you subscribe (NOT_FOUND like the query) and again before every event; the stream ends when it is gone.',
+    'Live updates, over Server-Sent Events: POST (or GET) /graphql with `Accept: text/event-stream`. Each event carries `id: <seq>`; reconnect with `Last-Event-ID` to resume without loss. Access is checked when you subscribe (NOT_FOUND like the query), again before every event and at every keep-alive; the stream ends when it is gone. Open streams are capped per token and per client address (RATE_LIMITED).',
 });
 
 const afterArg = (t: PothosSchemaTypes.SubscriptionFieldBuilder<any, any>) =>
-  t.arg.string({ description: 'Resume after this event (`LiveEvent.seq`, the stream’s `id:`): the log’s later events come first. The `Last-Event-ID` header does the same.' });
+  t.arg.string({ description: 'Resume after this event (`LiveEvent.seq`, the stream’s `id:`): the log’s later events come first. The `Last-Event-ID` header does the same. A seq beyond the end of the log is a BAD_REQUEST naming it.' });
 
 /** Track a Space's id and organization (for the checks and the feed filter). */
 async function requireReadableSpace(ctx: Context, spaceId: string): Promise<Space> {
@@ -234,7 +290,7 @@ builder.subscriptionFields((t) => ({
     args: { siteId: t.arg.id({ required: true, description: 'The site (`site_…`).' }), after: afterArg(t) },
     subscribe: async (_root, args, ctx) => {
       const siteId = String(args.siteId);
-      const after = resumePoint(ctx, args.after);
+      const after = await resumePoint(ctx, args.after);
       const site = await ctx.prisma.site.findUnique({ where: { id: siteId } });
       await ctx.access.requireSite(site, 'site:read');
       return liveStream(
@@ -248,6 +304,7 @@ builder.subscriptionFields((t) => ({
             authorize(c, siteId);
             return { site: now! };
           },
+          check: async (c) => c.access.requireSite(await c.prisma.site.findUnique({ where: { id: siteId } }), 'site:read'),
         },
         after,
       );
@@ -260,7 +317,7 @@ builder.subscriptionFields((t) => ({
     args: { spaceId: t.arg.id({ required: true, description: 'The space (`space_…`).' }), after: afterArg(t) },
     subscribe: async (_root, args, ctx) => {
       const spaceId = String(args.spaceId);
-      const after = resumePoint(ctx, args.after);
+      const after = await resumePoint(ctx, args.after);
       const space = await requireReadableSpace(ctx, spaceId);
       return liveStream(
         ctx,
@@ -268,6 +325,7 @@ builder.subscriptionFields((t) => ({
           organizationId: space.organizationId,
           match: (e) => e.type === 'space_content_updated' && e.objectId === spaceId,
           load: async (c) => ({ space: await requireReadableSpace(c, spaceId) }),
+          check: (c) => requireReadableSpace(c, spaceId),
         },
         after,
       );
@@ -284,7 +342,7 @@ builder.subscriptionFields((t) => ({
     },
     subscribe: async (_root, args, ctx) => {
       const spaceId = String(args.spaceId);
-      const after = resumePoint(ctx, args.after);
+      const after = await resumePoint(ctx, args.after);
       let crId: string | undefined;
       let space: Space;
       if (args.changeRequestId) {
@@ -298,6 +356,7 @@ builder.subscriptionFields((t) => ({
           organizationId: space.organizationId,
           match: (e) => e.objectType === 'change_request' && e.payload.spaceId === spaceId && (crId === undefined || e.objectId === crId),
           load: async (c, e) => ({ changeRequest: (await resolveChangeRequest(c, spaceId, e.objectId)).changeRequest }),
+          check: (c) => (crId ? resolveChangeRequest(c, spaceId, crId) : requireReadableSpace(c, spaceId)),
         },
         after,
       );
@@ -315,7 +374,7 @@ builder.subscriptionFields((t) => ({
     },
     subscribe: async (_root, args, ctx) => {
       const spaceId = String(args.spaceId);
-      const after = resumePoint(ctx, args.after);
+      const after = await resumePoint(ctx, args.after);
       const scope = await resolveScope(ctx, spaceId, args.changeRequestId);
       const crId = args.changeRequestId ? scope.changeRequestId : undefined;
       return liveStream<{ comment: Comment | null; reply: Comment | null }>(
@@ -331,6 +390,7 @@ builder.subscriptionFields((t) => ({
             const parent = parentId ? await c.prisma.comment.findUnique({ where: { id: parentId } }) : null;
             return { comment: parent, reply: row };
           },
+          check: (c) => resolveScope(c, spaceId, crId),
         },
         after,
       );
@@ -343,7 +403,7 @@ builder.subscriptionFields((t) => ({
     args: { jobId: t.arg.id({ required: true, description: 'The import job (`imp_…`).' }), after: afterArg(t) },
     subscribe: async (_root, args, ctx) => {
       const jobId = String(args.jobId);
-      const after = resumePoint(ctx, args.after);
+      const after = await resumePoint(ctx, args.after);
       const job = await getImportJob(ctx, jobId);
       const space = await ctx.prisma.space.findUniqueOrThrow({ where: { id: job.spaceId }, select: { organizationId: true } });
       return liveStream(
@@ -352,6 +412,7 @@ builder.subscriptionFields((t) => ({
           organizationId: space.organizationId,
           match: (e) => e.objectType === 'import' && e.objectId === jobId,
           load: async (c) => ({ importJob: await getImportJob(c, jobId) }),
+          check: (c) => getImportJob(c, jobId),
           last: (p) => p.importJob.state === 'complete' || p.importJob.state === 'failed',
         },
         after,

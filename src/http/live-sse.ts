@@ -17,12 +17,12 @@ import type { LiveRequest } from '../graphql/context.ts';
 const states = new WeakMap<Request, LiveRequest>();
 
 /** The live state of a GraphQL request: created with its context (server.ts). */
-export function liveRequestFor(request: Request, revalidate: LiveRequest['revalidate']): LiveRequest {
+export function liveRequestFor(request: Request, revalidate: LiveRequest['revalidate'], owner: LiveRequest['owner']): LiveRequest {
   let state = states.get(request);
   if (!state) {
     const header = request.headers.get('last-event-id');
     const lastEventId = header !== null && /^\d{1,18}$/.test(header.trim()) ? Number(header.trim()) : undefined;
-    state = { lastEventId, revalidate, seq: undefined };
+    state = { lastEventId, revalidate, owner, seq: undefined };
     states.set(request, state);
   }
   return state;
@@ -53,10 +53,15 @@ function stringifyResult(result: { data?: unknown; errors?: readonly unknown[]; 
   return JSON.stringify(out);
 }
 
+/**
+ * What a failed stream's last event says. An error with a code is public: an AppError, or what
+ * the error masking (server.ts `maskError`) made of any error — its message is the one to send
+ * (a slow consumer's cut, a cap). Anything else gets a generic message.
+ */
 function errorOf(err: unknown): { message: string; extensions: { code: string } } {
   const e = err as { code?: unknown; message?: unknown; extensions?: { code?: unknown } };
   const code = typeof e?.code === 'string' ? e.code : typeof e?.extensions?.code === 'string' ? e.extensions.code : 'SERVICE_UNAVAILABLE';
-  const known = code !== 'SERVICE_UNAVAILABLE' || typeof e?.code === 'string';
+  const known = typeof e?.code === 'string' || typeof e?.extensions?.code === 'string';
   return { message: known && typeof e?.message === 'string' ? e.message : 'The event stream failed; reconnect with Last-Event-ID to resume', extensions: { code } };
 }
 

@@ -255,9 +255,14 @@ export class Observability {
   /**
    * Gauges read from in-process counters on scrape: the published-structure cache's requests by
    * result (`hit`, `miss`: executed and stored, `bypassed`: the gate said no and the request ran
-   * uncached) and the live feed's open subscriptions and log reads. Called once the server exists.
+   * uncached), the live feed's open subscriptions and log reads, and whether the token cache serves
+   * (0 while its LISTEN connection is down or stalled). Called once the server exists.
    */
-  watch(sources: { publishedCache?: { hits: number; misses: number; bypassed: number }; live?: { readonly size: number; readonly reads: number } }) {
+  watch(sources: {
+    publishedCache?: { hits: number; misses: number; bypassed: number };
+    live?: { readonly size: number; readonly reads: number };
+    tokens?: { readonly serving: boolean };
+  }) {
     const registry = this.metrics?.registry;
     if (!registry) return;
     const cache = sources.publishedCache;
@@ -292,6 +297,17 @@ export class Observability {
         collect() {
           this.reset();
           this.inc(live.reads);
+        },
+      });
+    }
+    const tokens = sources.tokens;
+    if (tokens) {
+      new Gauge({
+        name: 'docgraph_token_cache_serving',
+        help: 'Whether the token cache serves hits (0: its invalidation LISTEN connection is down or its self-notices are late; tokens are read from the database)',
+        registers: [registry],
+        collect() {
+          this.set(tokens.serving ? 1 : 0);
         },
       });
     }

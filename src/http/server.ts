@@ -90,10 +90,11 @@ export function createHttpServer(deps: AppDeps) {
           extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } },
         });
       }
-      // Live updates: Last-Event-ID and a token re-check for subscriptions (live-sse.ts).
+      // Live updates: Last-Event-ID, a token re-check, and who holds the stream (its caps) for subscriptions (live-sse.ts).
       const token = bearerToken(req.headers.authorization)!;
       const revalidate = () => (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token));
-      return { ...makeContext(viewer, 'graphql'), live: liveRequestFor(request, revalidate) };
+      const owner = { tokenId: viewer.tokenId, ip: clientIp(req, deps.config.rateLimit.trustProxy) };
+      return { ...makeContext(viewer, 'graphql'), live: liveRequestFor(request, revalidate, owner) };
     },
     maskedErrors: {
       maskError: (error, message) => maskError(error, message, log),

@@ -57,7 +57,8 @@ export const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable; retry 
 export const serviceUnavailable = (message: string = DATABASE_UNAVAILABLE_MESSAGE, retryAfterSeconds?: number) =>
   new AppError('SERVICE_UNAVAILABLE', message, undefined, retryAfterSeconds);
 /** A 429: a per-user limit of an operation (not the request rate limiter, src/http/rate-limit.ts). */
-export const rateLimited = (message: string, retryAfterSeconds: number) => new AppError('RATE_LIMITED', message, undefined, Math.max(1, Math.ceil(retryAfterSeconds)));
+export const rateLimited = (message: string, retryAfterSeconds?: number) =>
+  new AppError('RATE_LIMITED', message, undefined, retryAfterSeconds === undefined ? undefined : Math.max(1, Math.ceil(retryAfterSeconds)));
 export const unauthenticated = () => new AppError('UNAUTHENTICATED', 'A valid API token is required (Authorization: Bearer <token>)');
 
 /** Validate with a zod schema; the first issue becomes a 400 naming the field. */

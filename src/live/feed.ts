@@ -19,13 +19,14 @@
 // never will be. A gap still open after GAP_GIVE_UP_MS (a transaction holding its event for that
 // long) is given up with a warning, so one stuck transaction cannot stall every stream.
 //
-// Memory: at most `maxSubscriptions` subscriptions per process; each buffers at most
-// `queueLength` undelivered rows and fails (the client reconnects and resumes from the log)
-// rather than buffering forever behind a slow reader.
+// Memory: at most `maxSubscriptions` subscriptions per process, of which at most `maxPerToken`
+// for one API token and `maxPerIp` for one client address (so one caller cannot take every slot);
+// each buffers at most `queueLength` undelivered rows and fails (the client reconnects and resumes
+// from the log) rather than buffering forever behind a slow reader.
 import type pg from 'pg';
-import { ListenConnection } from '../db/listen.ts';
+import { ListenConnection, type ListenHealth } from '../db/listen.ts';
 import type { Logger } from 'pino';
-import { AppError } from '../lib/errors.ts';
+import { AppError, RETRY_AFTER_SECONDS, rateLimited, serviceUnavailable } from '../lib/errors.ts';
 
 export const EVENTS_CHANNEL = 'docgraph_events';
 /** Rows per read; a full page reads again at once. */
@@ -55,7 +56,12 @@ export type LiveEventRow = {
 
 export type FeedOptions = {
   maxSubscriptions: number;
+  /** Subscriptions of one API token, and of one client IP, at most. */
+  maxPerToken: number;
+  maxPerIp: number;
   queueLength: number;
+  /** Self-notices on the LISTEN connection (src/db/listen.ts). */
+  health?: ListenHealth;
   connectTimeoutMs?: number;
   /** Backstop read interval while subscriptions exist, ms. */
   pollMs?: number;
@@ -67,6 +73,9 @@ const toRow = (r: RawRow): LiveEventRow => ({ ...r, seq: Number(r.seq), occurred
 
 /** The columns the feed reads (occurredAt in epoch ms: TIMESTAMP(3) is UTC). */
 const EVENT_COLUMNS = `"seq", "id", "type", floor(extract(epoch FROM "occurredAt") * 1000) AS "occurredAt", "organizationId", "userId", "tokenId", "objectType", "objectId", "payload"`;
+
+/** Who holds a subscription, for the caps per token and per client IP. */
+export type SubscriptionOwner = { tokenId: string; ip: string };
 
 /** A subscriber's view of the feed: rows in order, `null` when the feed ended it (shutdown). */
 export class LiveSubscription {
@@ -82,6 +91,7 @@ export class LiveSubscription {
     readonly match: (row: LiveEventRow) => boolean,
     private readonly queueLength: number,
     private readonly onClose: (s: LiveSubscription) => void,
+    readonly owner?: SubscriptionOwner,
   ) {}
 
   /** @internal the feed's delivery. */
@@ -93,7 +103,7 @@ export class LiveSubscription {
       return w.resolve(row);
     }
     if (this.queue.length >= this.queueLength) {
-      this.fail(new AppError('SERVICE_UNAVAILABLE', 'This subscription fell too far behind its events and was ended; reconnect with Last-Event-ID to resume from the log'));
+      this.fail(serviceUnavailable(`This subscription fell more than ${this.queueLength} events behind and was ended; reconnect with Last-Event-ID to resume from the log`));
       return;
     }
     this.queue.push(row);
@@ -143,6 +153,13 @@ export class LiveSubscription {
 
 type Gap = { xip: Set<string>; since: number };
 
+/** Add `by` to a count, deleting it at zero (the maps hold only live owners). */
+function bump(counts: Map<string, number>, key: string, by: number) {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
+}
+
 export class EventFeed {
   private readonly listener: ListenConnection;
   private starting?: Promise<void>;
@@ -164,6 +181,8 @@ export class EventFeed {
   private held: LiveEventRow[] = [];
   private readonly byOrg = new Map<string, Set<LiveSubscription>>();
   private count = 0;
+  private readonly perToken = new Map<string, number>();
+  private readonly perIp = new Map<string, number>();
   /** Reads done (tests and metrics). */
   reads = 0;
 
@@ -179,6 +198,9 @@ export class EventFeed {
       log,
       lostMessage: 'live feed: event connection lost; catching up from the log when it is back',
       onNotification: () => this.pump(),
+      // A stalled connection reads nothing either; once notices flow again, catch up.
+      health: opts.health,
+      onFlowing: () => this.pump(),
       onUp: async (client) => {
         if (!this.initialized) await this.initialize(client);
         this.initialized = true;
@@ -199,12 +221,12 @@ export class EventFeed {
    * connection). Rejects with SERVICE_UNAVAILABLE when the database cannot be reached.
    */
   private ensureStarted(): Promise<void> {
-    if (this.stopped) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down'));
+    if (this.stopped) return Promise.reject(serviceUnavailable('The server is shutting down'));
     if (this.initialized) return Promise.resolve();
     this.starting ??= this.listener.connect().catch((err) => {
       this.starting = undefined;
       this.log.warn({ err }, 'live feed: cannot listen for events');
-      throw new AppError('SERVICE_UNAVAILABLE', 'Live updates are unavailable right now; retry in a few seconds');
+      throw serviceUnavailable('Live updates are unavailable right now (the database cannot be reached); retry in a few seconds');
     });
     return this.starting;
   }
@@ -325,18 +347,36 @@ export class EventFeed {
    * A new subscription to an organization's rows that `match`. Its `horizon` is the feed's position
    * now: rows above it arrive through `next()`; rows up to it are in the log (`readLog`).
    */
-  async subscribe(organizationId: string, match: (row: LiveEventRow) => boolean): Promise<LiveSubscription> {
-    if (this.closing) throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry shortly (or on another instance)');
-    if (this.count >= this.opts.maxSubscriptions) {
-      throw new AppError('SERVICE_UNAVAILABLE', `This server holds its maximum of ${this.opts.maxSubscriptions} subscriptions; retry in a few seconds`);
-    }
+  async subscribe(organizationId: string, match: (row: LiveEventRow) => boolean, owner?: SubscriptionOwner): Promise<LiveSubscription> {
+    this.admit(owner);
     await this.ensureStarted();
-    const sub = new LiveSubscription(this.horizon, organizationId, match, this.opts.queueLength, (s) => this.remove(s));
+    // Again after the wait: concurrent subscribes all passed the first check.
+    this.admit(owner);
+    const sub = new LiveSubscription(this.horizon, organizationId, match, this.opts.queueLength, (s) => this.remove(s), owner);
     let set = this.byOrg.get(organizationId);
     if (!set) this.byOrg.set(organizationId, (set = new Set()));
     set.add(sub);
     this.count++;
+    if (owner) {
+      bump(this.perToken, owner.tokenId, 1);
+      bump(this.perIp, owner.ip, 1);
+    }
     return sub;
+  }
+
+  /** Throws when a new subscription of `owner` would pass a cap: its token's, its address's (429), the process's (503). */
+  private admit(owner: SubscriptionOwner | undefined) {
+    if (this.closing) throw serviceUnavailable('The server is shutting down; retry shortly (or on another instance)');
+    const { maxPerToken, maxPerIp, maxSubscriptions } = this.opts;
+    if (owner && (this.perToken.get(owner.tokenId) ?? 0) >= maxPerToken) {
+      throw rateLimited(`Too many open subscriptions for this token: at most ${maxPerToken} on one server; close one first`, RETRY_AFTER_SECONDS);
+    }
+    if (owner && (this.perIp.get(owner.ip) ?? 0) >= maxPerIp) {
+      throw rateLimited(`Too many open subscriptions from this address: at most ${maxPerIp} on one server; close one first`, RETRY_AFTER_SECONDS);
+    }
+    if (this.count >= maxSubscriptions) {
+      throw serviceUnavailable(`This server holds its maximum of ${maxSubscriptions} subscriptions; retry in a few seconds (or on another instance)`);
+    }
   }
 
   private remove(s: LiveSubscription) {
@@ -344,6 +384,10 @@ export class EventFeed {
     if (!set?.delete(s)) return;
     this.count--;
     if (!set.size) this.byOrg.delete(s.organizationId);
+    if (s.owner) {
+      bump(this.perToken, s.owner.tokenId, -1);
+      bump(this.perIp, s.owner.ip, -1);
+    }
   }
 
   /** End every subscription (graceful shutdown): each stream completes after what it holds. */
