@@ -134,6 +134,8 @@ describe('a tarpit receiver of one organization', () => {
     });
   }, 60_000);
   afterAll(async () => {
+    // The rest of A's queue answers at once: stopping waits for running deliveries.
+    healthy.add('/tarpit/a');
     for (const res of held) res.destroy();
     await t?.close();
     webhookRequestLimits.timeoutMs = wholeExchangeMs;
