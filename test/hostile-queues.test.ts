@@ -1,8 +1,8 @@
 // Fair queues and dead workers (issue 20, items 6 and 9), with the hostile input itself:
-// - a tarpit receiver (accepts the connection, reads the request, never answers) behind one
-//   organization's webhook, with deliveries queued: another organization's OpenAPI processing
-//   and webhook delivery finish while the tarpit still holds the first delivery (deliveries have a
-//   pool of their own; one delivery per organization at a time);
+// - tarpit receivers (accept the connection, read the request, never answer) behind two
+//   organizations' webhooks, with deliveries queued: another organization's OpenAPI processing
+//   and another's webhook delivery finish while each tarpit still holds its first delivery
+//   (deliveries have a pool of their own; one delivery per organization at a time);
 // - the response timeout cuts a tarpit attempt (recorded as failed with the reason), the circuit
 //   breaker opens after WEBHOOK_CIRCUIT_FAILURES failures in a row (later deliveries deferred, no
 //   request and no attempt spent) and closes after the cool-down (the probe succeeds, all delivered);
@@ -29,7 +29,8 @@ let base: string;
 const hits: Hit[] = [];
 /** Requests the tarpit holds now (no answer, ever, unless the path turns healthy). */
 const held = new Set<http.ServerResponse>();
-let maxHeldAtOnce = 0;
+/** The most requests held at once, per path. */
+const maxHeld = new Map<string, number>();
 /** Tarpit paths that answer 204 from now on. */
 const healthy = new Set<string>();
 /** Import paths whose first request is held (the worker stays busy in its fetch until killed). */
@@ -46,7 +47,7 @@ beforeAll(async () => {
     }
     const hold = () => {
       held.add(res);
-      maxHeldAtOnce = Math.max(maxHeldAtOnce, held.size);
+      maxHeld.set(p, Math.max(maxHeld.get(p) ?? 0, heldOn(p)));
       res.on('close', () => held.delete(res));
     };
     req.resume();
@@ -134,23 +135,28 @@ describe('a tarpit receiver of one organization', () => {
     });
   }, 60_000);
   afterAll(async () => {
-    // The rest of A's queue answers at once: stopping waits for running deliveries.
-    healthy.add('/tarpit/a');
+    // The rest of the tarpits' queues answers at once: stopping waits for running deliveries.
+    healthy.add('/tarpit/a1');
+    healthy.add('/tarpit/a2');
     for (const res of held) res.destroy();
     await t?.close();
     webhookRequestLimits.timeoutMs = wholeExchangeMs;
   });
 
-  it('delays neither another organization’s OpenAPI processing nor its webhooks; it holds one worker', async () => {
-    const orgA = await newOrg(t, 'Tenant with a tarpit');
-    const hookA = await createHook(t, orgA, `${base}/tarpit/a`);
+  it('two organizations’ tarpits delay neither a third’s OpenAPI processing nor a fourth’s webhooks; each holds one worker', async () => {
+    // Two tarpits: together they would hold both workers of a queue shared by every task.
+    const tarpits = [] as Array<{ org: string; hook: string; path: string }>;
+    for (const name of ['a1', 'a2']) {
+      const org = await newOrg(t, `Tenant with tarpit ${name}`);
+      tarpits.push({ org, hook: await createHook(t, org, `${base}/tarpit/${name}`), path: `/tarpit/${name}` });
+    }
     const orgC = await newOrg(t, 'Tenant with a healthy receiver');
     const hookC = await createHook(t, orgC, `${base}/ok/c`);
 
-    // Six deliveries queued for the tarpit; the first one is taken and held.
-    const first = nextRequest('/tarpit/a');
-    for (let i = 0; i < 6; i++) await newSpace(t, orgA, `A ${i}`);
-    await first;
+    // Three deliveries queued for each tarpit; the first of each is taken and held.
+    const taken = tarpits.map((tp) => nextRequest(tp.path));
+    for (let i = 0; i < 3; i++) for (const tp of tarpits) await newSpace(t, tp.org, `${tp.path} ${i}`);
+    await Promise.all(taken);
 
     // Organization B (the test organization) processes an OpenAPI specification meanwhile.
     const specs = `/v1/orgs/${t.org.id}/openapi`;
@@ -171,16 +177,17 @@ describe('a tarpit receiver of one organization', () => {
     });
     expect(c.attempts).toBe(1);
 
-    // Both done while the tarpit still holds A's first delivery, its only request so far: one
-    // delivery of an organization at a time, the other five wait their turn in A's queue.
-    expect(heldOn('/tarpit/a')).toBe(1);
-    expect(hitsOf('/tarpit/a')).toBe(1);
-    expect(maxHeldAtOnce).toBe(1);
-    const a = await deliveries(t, orgA, hookA);
-    expect(a).toHaveLength(6);
-    expect(a.map((d) => d.status)).toEqual(Array(6).fill('pending'));
-    expect(a.map((d) => d.attempts)).toEqual([1, 0, 0, 0, 0, 0]);
-    expect(a[0].lastError).toBeNull(); // in flight
+    // Both done while each tarpit still holds its organization's first delivery, its only request
+    // so far: one delivery of an organization at a time, the others wait their turn in its queue.
+    for (const tp of tarpits) {
+      expect(heldOn(tp.path)).toBe(1);
+      expect(hitsOf(tp.path)).toBe(1);
+      expect(maxHeld.get(tp.path)).toBe(1);
+      const list = await deliveries(t, tp.org, tp.hook);
+      expect(list.map((d) => d.status)).toEqual(['pending', 'pending', 'pending']);
+      expect(list.map((d) => d.attempts)).toEqual([1, 0, 0]);
+      expect(list[0].lastError).toBeNull(); // in flight
+    }
   }, 90_000);
 });
 
