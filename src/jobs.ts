@@ -199,6 +199,8 @@ export class Jobs {
     const client = new pg.Client({
       connectionString: this.databaseUrl,
       keepAlive: true,
+      // A frozen database must not hang the beat (and so a graceful stop) on taking the marks.
+      query_timeout: 10_000,
       ...(this.opts.connectTimeoutMs ? { connectionTimeoutMillis: this.opts.connectTimeoutMs } : {}),
     });
     client.on('error', (err) => {
