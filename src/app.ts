@@ -50,7 +50,8 @@ export async function createApp(opts: {
   const stopRetryLog = onTransactionRetry(({ attempt, sqlState }) => log.warn({ attempt, sqlState }, 'transaction retried'));
   // A bug that deadlocks the pool under load (db/client.ts): loud, with where it happened.
   const stopSecondConnectionLog = onSecondConnectionInTransaction(({ stack }) => log.error({ stack }, 'a transaction asked the pool for a second connection'));
-  const jobs = new Jobs(databaseUrl, log, tasks, { connectTimeoutMs: config.dbConnectTimeoutMs });
+  // Webhook deliveries wait on strangers' servers: a pool of workers of their own (src/tasks.ts).
+  const jobs = new Jobs(databaseUrl, log, tasks, { connectTimeoutMs: config.dbConnectTimeoutMs, pools: { webhooks: config.webhookDelivery.concurrency } });
   const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
   const rest = buildRestRouter(schema);
   // Token → viewer per process, invalidated across processes by LISTEN/NOTIFY (token-cache.ts).

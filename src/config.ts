@@ -99,6 +99,16 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
   /** Requests made for one delivery before it is marked failed (1–20). */
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
+  /** Deliveries in flight at once per worker process, on a pool of their own (one per organization at a time). */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+  /** Opening the connection to a receiver, ms. */
+  WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
+  /** From the request sent to the receiver's first response byte (its status line and headers), ms. */
+  WEBHOOK_RESPONSE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  /** Failed attempts in a row after which an endpoint's deliveries are deferred (the circuit opens). */
+  WEBHOOK_CIRCUIT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
+  /** How long an open circuit defers deliveries before one is tried again, seconds. */
+  WEBHOOK_CIRCUIT_COOLDOWN_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
 }).refine((e) => e.LISTEN_STALL_RECONNECT_MS >= 2 * e.LISTEN_HEALTH_MS, {
   path: ['LISTEN_STALL_RECONNECT_MS'],
   message: 'must be at least twice LISTEN_HEALTH_MS',
@@ -173,6 +183,19 @@ export type Config = {
   listenHealth: { intervalMs: number; reconnectAfterMs: number };
   /** Webhooks (src/domain/webhooks.ts): private targets allowed, attempts per delivery. */
   webhooks: { allowPrivate: boolean; maxAttempts: number };
+  /** How deliveries are sent (src/domain/webhooks.ts, src/jobs.ts): pool size, timeouts, circuit breaker. */
+  webhookDelivery: WebhookDeliveryConfig;
+};
+
+export type WebhookDeliveryConfig = {
+  /** Workers of the webhook pool per process. */
+  concurrency: number;
+  connectTimeoutMs: number;
+  /** Until the response's first byte. */
+  responseTimeoutMs: number;
+  /** Failed attempts in a row that open an endpoint's circuit. */
+  circuitFailures: number;
+  circuitCooldownSeconds: number;
 };
 
 export type BodyReadConfig = {
@@ -264,6 +287,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     listenHealth: { intervalMs: e.LISTEN_HEALTH_MS, reconnectAfterMs: e.LISTEN_STALL_RECONNECT_MS },
     webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
+    webhookDelivery: {
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      connectTimeoutMs: e.WEBHOOK_CONNECT_TIMEOUT_MS,
+      responseTimeoutMs: e.WEBHOOK_RESPONSE_TIMEOUT_MS,
+      circuitFailures: e.WEBHOOK_CIRCUIT_FAILURES,
+      circuitCooldownSeconds: e.WEBHOOK_CIRCUIT_COOLDOWN_SECONDS,
+    },
   };
 }
 

@@ -20,8 +20,12 @@ export const tasks = {
   sweepOrphanFiles: { handler: async (_payload, deps) => void (await sweepOrphanFiles(deps)), cron: '17 * * * *' },
   /** Hourly: events (the audit log) older than AUDIT_RETENTION_DAYS. */
   purgeOldEvents: { handler: async (_payload, deps) => void (await purgeOldEvents(deps)), cron: '41 * * * *' },
-  /** One attempt of one webhook delivery, payload `{ deliveryId }` (enqueued by the trigger on "Event"). */
-  deliverWebhook: { handler: deliverWebhook, onGiveUp: giveUpWebhookDelivery },
+  /**
+   * One attempt of one webhook delivery, payload `{ deliveryId }` (enqueued by the trigger on
+   * "Event", in the organization's named queue: one delivery of an organization at a time). On a
+   * pool of its own: a receiver that hangs holds only webhook workers, never imports or processing.
+   */
+  deliverWebhook: { handler: deliverWebhook, onGiveUp: giveUpWebhookDelivery, pool: 'webhooks' },
 } satisfies TaskTable;
 
 export type TaskName = keyof typeof tasks;

@@ -10,8 +10,9 @@
 // `X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (Stripe's scheme: a
 // receiver recomputes it and refuses timestamps older than 5 minutes, so a captured request
 // cannot be replayed later). The URL passes the SSRF guard at registration and again at every
-// attempt (DNS resolved again, inside the connection too); redirects are not followed; 10 s for
-// the whole exchange. A 2xx answer: succeeded. Anything else: the status or error is recorded and
+// attempt (DNS resolved again, inside the connection too); redirects are not followed; 2 s to
+// connect, 5 s for the response to start (WEBHOOK_CONNECT_TIMEOUT_MS, WEBHOOK_RESPONSE_TIMEOUT_MS),
+// 10 s for the whole exchange. A 2xx answer: succeeded. Anything else: the status or error is recorded and
 // the handler throws, so graphile-worker retries it after exp(min(attempt, 10)) seconds (2.7 s,
 // 7.4 s, 20 s, 55 s, 2.5 min, 6.7 min, 18 min, 50 min, 2.2 h, then every 6.1 h). The handler
 // counts the attempts on the delivery and marks it failed after WEBHOOK_MAX_ATTEMPTS (the trigger
@@ -19,6 +20,14 @@
 // read the configuration); `onGiveUp` marks it failed when the queue gives up first (a worker
 // that died during its last attempt). Idempotent: a delivery that succeeded or failed is never
 // sent again by its job.
+//
+// Fairness (issue 20): deliveries run on a worker pool of their own (src/tasks.ts, src/jobs.ts),
+// each organization's in one named queue (`webhookQueueName`: one delivery of an organization at a
+// time), so a receiver that hangs holds one webhook worker and never another organization's jobs
+// or any import. A circuit breaker per webhook: after WEBHOOK_CIRCUIT_FAILURES failed attempts in
+// a row, its deliveries are deferred for WEBHOOK_CIRCUIT_COOLDOWN_SECONDS (not attempted, no
+// attempt spent: the job is queued again for when the circuit closes); the first attempt after
+// the cool-down is the probe: a success closes the circuit, a failure opens it again.
 //
 // Rotation (`rotateWebhookSecret`, Stripe's way): a new secret, answered once; the one it
 // replaces keeps signing, as a second `v1=` of the same header, until `previousSecretExpiresAt`
@@ -39,6 +48,8 @@ import { recordEvent, SYSTEM_ACTOR } from './events.ts';
 
 /** The job's attempt ceiling written by the trigger; WEBHOOK_MAX_ATTEMPTS cannot exceed it. */
 export const WEBHOOK_JOB_MAX_ATTEMPTS = 20;
+/** The named queue of an organization's deliveries (the trigger writes the same name). */
+export const webhookQueueName = (organizationId: string) => `webhooks:${organizationId}`;
 /** The request of one attempt. Mutable so tests can shorten the timeout. */
 export const webhookRequestLimits = { timeoutMs: 10_000 };
 /** How old a signature's timestamp may be when a receiver checks it (`verifyWebhookSignature`). */
@@ -177,6 +188,8 @@ export async function updateWebhook(ctx: DomainContext, organizationId: string |
         ...(input.url !== undefined ? { url: input.url } : {}),
         ...(input.eventTypes !== undefined ? { eventTypes: input.eventTypes } : {}),
         ...(input.active !== undefined ? { active: input.active } : {}),
+        // A new URL is a new endpoint: its circuit starts closed.
+        ...(input.url !== undefined && input.url !== hook.url ? { consecutiveFailures: 0, circuitOpenUntil: null } : {}),
         updatedAt: ctx.clock.now(),
       },
     });
@@ -270,7 +283,7 @@ export async function redeliverWebhookDelivery(ctx: DomainContext, organizationI
     const delivery = await tx.webhookDelivery.create({
       data: { id: newId('WebhookDelivery'), webhookId: found.webhookId, eventSeq: found.eventSeq, eventId: found.eventId, eventType: found.eventType, createdAt: now, nextAttemptAt: now },
     });
-    await ctx.services.jobs.enqueue(tx, 'deliverWebhook', { deliveryId: delivery.id }, { maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS });
+    await ctx.services.jobs.enqueue(tx, 'deliverWebhook', { deliveryId: delivery.id }, { maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS, queueName: webhookQueueName(org) });
     return delivery;
   });
 }
@@ -363,9 +376,12 @@ export async function deliverWebhook(payload: unknown, deps: TaskDeps): Promise<
   if (!delivery.webhook.active) return void (await fail('the webhook is inactive'));
   if (delivery.attempts >= max) return void (await fail(null));
 
+  const now = deps.clock.now();
+  const hook = delivery.webhook;
+  if (hook.circuitOpenUntil && hook.circuitOpenUntil > now) return deferDelivery(deps, delivery, hook.circuitOpenUntil, hook.consecutiveFailures, now);
+
   // Claim the attempt (counted even if this process dies while sending). While it runs, the
   // delivery shows no result and no next attempt.
-  const now = deps.clock.now();
   const claimed = await deps.prisma.webhookDelivery.updateMany({
     where: { id: deliveryId, status: 'pending', attempts: delivery.attempts },
     data: { attempts: { increment: 1 }, lastAttemptAt: now, lastStatusCode: null, lastError: null, nextAttemptAt: null },
@@ -381,6 +397,8 @@ export async function deliverWebhook(payload: unknown, deps: TaskDeps): Promise<
     const res = await guardedPost(delivery.webhook.url, {
       allowPrivate: deps.config.webhooks.allowPrivate,
       timeoutMs: webhookRequestLimits.timeoutMs,
+      connectTimeoutMs: deps.config.webhookDelivery.connectTimeoutMs,
+      responseTimeoutMs: deps.config.webhookDelivery.responseTimeoutMs,
       body,
       headers: {
         'Content-Type': 'application/json',
@@ -399,21 +417,36 @@ export async function deliverWebhook(payload: unknown, deps: TaskDeps): Promise<
   }
   const done = deps.clock.now();
   if (error === null) {
-    await deps.prisma.webhookDelivery.update({
-      where: { id: deliveryId },
-      data: { status: 'succeeded', lastStatusCode: status, lastError: null, deliveredAt: done, nextAttemptAt: null },
+    await transaction(deps.prisma, async (tx) => {
+      await tx.webhookDelivery.update({
+        where: { id: deliveryId },
+        data: { status: 'succeeded', lastStatusCode: status, lastError: null, deliveredAt: done, nextAttemptAt: null },
+      });
+      // The endpoint answers: its circuit closes.
+      await tx.$executeRaw`UPDATE "Webhook" SET "consecutiveFailures" = 0, "circuitOpenUntil" = NULL
+        WHERE id = ${delivery.webhookId} AND ("consecutiveFailures" <> 0 OR "circuitOpenUntil" IS NOT NULL)`;
     });
     return;
   }
   const last = attempt >= max;
-  await deps.prisma.webhookDelivery.update({
-    where: { id: deliveryId },
-    data: {
-      status: last ? 'failed' : 'pending',
-      lastStatusCode: status,
-      lastError: error,
-      nextAttemptAt: last ? null : new Date(done.getTime() + retryDelayMs(attempt)),
-    },
+  const { circuitFailures, circuitCooldownSeconds } = deps.config.webhookDelivery;
+  // As a UTC timestamp in SQL (the column has no zone), from epoch milliseconds.
+  const opensUntilMs = done.getTime() + circuitCooldownSeconds * 1000;
+  await transaction(deps.prisma, async (tx) => {
+    await tx.webhookDelivery.update({
+      where: { id: deliveryId },
+      data: {
+        status: last ? 'failed' : 'pending',
+        lastStatusCode: status,
+        lastError: error,
+        nextAttemptAt: last ? null : new Date(done.getTime() + retryDelayMs(attempt)),
+      },
+    });
+    // One more failure in a row; at the threshold (and at every failed probe after it) the
+    // circuit opens for the cool-down.
+    await tx.$executeRaw`UPDATE "Webhook" SET "consecutiveFailures" = "consecutiveFailures" + 1,
+        "circuitOpenUntil" = CASE WHEN "consecutiveFailures" + 1 >= ${circuitFailures} THEN to_timestamp(${opensUntilMs}::float8 / 1000) AT TIME ZONE 'UTC' ELSE "circuitOpenUntil" END
+      WHERE id = ${delivery.webhookId}`;
   });
   if (last) {
     deps.log.warn({ deliveryId, webhookId: delivery.webhookId, attempts: attempt, error }, 'webhook delivery failed for good');
@@ -421,6 +454,38 @@ export async function deliverWebhook(payload: unknown, deps: TaskDeps): Promise<
   }
   // graphile-worker retries with its exponential backoff.
   throw new WebhookDeliveryFailed(`webhook delivery ${deliveryId}, attempt ${attempt}: ${error}`);
+}
+
+const DEFERRED = 'deferred, not attempted';
+const LAST_ATTEMPT = '; last attempt: ';
+
+/**
+ * The endpoint's circuit is open: no request, no attempt spent. The delivery says until when and
+ * why, and its job is queued again (same organization queue) for when the circuit closes; this
+ * job ends. Both in one transaction, so the delivery is never left without a job.
+ */
+async function deferDelivery(
+  deps: TaskDeps,
+  delivery: WebhookDelivery & { webhook: Webhook },
+  until: Date,
+  failures: number,
+  now: Date,
+): Promise<void> {
+  // Keep the last attempt's own error visible after the deferral's reason.
+  const prior = delivery.lastError?.startsWith(DEFERRED) ? delivery.lastError.split(LAST_ATTEMPT)[1] : delivery.lastError;
+  const reason = `${DEFERRED}: the endpoint failed ${failures} times in a row; deliveries resume at ${until.toISOString()}`;
+  await transaction(deps.prisma, async (tx) => {
+    const { count } = await tx.webhookDelivery.updateMany({
+      where: { id: delivery.id, status: 'pending', attempts: delivery.attempts },
+      data: { nextAttemptAt: until, lastError: prior ? `${reason}${LAST_ATTEMPT}${prior}`.slice(0, 1000) : reason },
+    });
+    if (count === 0) return;
+    await deps.services.jobs.enqueue(tx, 'deliverWebhook', { deliveryId: delivery.id }, {
+      maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS,
+      queueName: webhookQueueName(delivery.webhook.organizationId),
+      delayMs: until.getTime() - now.getTime(),
+    });
+  });
 }
 
 /** The queue gave the job up (a worker died during its last attempt): the delivery failed. */

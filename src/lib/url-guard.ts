@@ -149,6 +149,32 @@ function guardedLookup(
 /** Connections made for guarded fetches resolve through `guardedLookup`. */
 const guardedDispatcher = new Agent({ connect: { lookup: guardedLookup as never } });
 
+/**
+ * Dispatchers with a connect timeout and a response timeout (until the response's headers, then
+ * between body chunks), guarded or not; one per combination, kept for their connection pools.
+ */
+const timedDispatchers = new Map<string, Agent>();
+function timedDispatcher(guarded: boolean, connectTimeoutMs: number, responseTimeoutMs: number): Agent {
+  const key = `${guarded}:${connectTimeoutMs}:${responseTimeoutMs}`;
+  let agent = timedDispatchers.get(key);
+  if (!agent) {
+    agent = new Agent({
+      connect: { timeout: connectTimeoutMs, ...(guarded ? { lookup: guardedLookup as never } : {}) },
+      headersTimeout: responseTimeoutMs,
+      bodyTimeout: responseTimeoutMs,
+    });
+    timedDispatchers.set(key, agent);
+  }
+  return agent;
+}
+
+/** undici's error code of a failed fetch (on the error or its cause). */
+function undiciCode(error: unknown): string | undefined {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = e?.code ?? e?.cause?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
@@ -250,44 +276,58 @@ export interface GuardedPostResult {
 
 /**
  * POST `body` to `url` once, with the guard (checked now, and again in the connection's own DNS
- * lookup), a timeout for the whole exchange, and no redirects followed: a 3xx is answered as it
- * came. Reads at most `maxBytes` of the answer (the rest is dropped). Webhook deliveries.
+ * lookup), a timeout for the whole exchange, one for connecting (default 2 s) and one for the
+ * response to start (default 5 s: a receiver that accepts the connection and never answers costs
+ * that much, not the whole timeout), and no redirects followed: a 3xx is answered as it came.
+ * Reads at most `maxBytes` of the answer (the rest is dropped; a body that stalls after the status
+ * keeps the status). Webhook deliveries.
  */
 export async function guardedPost(
   url: string,
-  opts: GuardOptions & { body: string; headers: Record<string, string>; timeoutMs?: number; maxBytes?: number },
+  opts: GuardOptions & { body: string; headers: Record<string, string>; timeoutMs?: number; connectTimeoutMs?: number; responseTimeoutMs?: number; maxBytes?: number },
 ): Promise<GuardedPostResult> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const connectTimeoutMs = opts.connectTimeoutMs ?? 2000;
+  const responseTimeoutMs = opts.responseTimeoutMs ?? 5000;
   const maxBytes = opts.maxBytes ?? 1024;
   const signal = AbortSignal.timeout(timeoutMs);
+  let response: Response;
   try {
     const target = await abortable(requireFetchableUrl(url, opts), signal);
-    const response = await fetch(target, {
+    response = await fetch(target, {
       method: 'POST',
       redirect: 'manual',
       signal,
       headers: opts.headers,
       body: opts.body,
-      ...(opts.allowPrivate ? {} : { dispatcher: guardedDispatcher }),
+      dispatcher: timedDispatcher(!opts.allowPrivate, connectTimeoutMs, responseTimeoutMs),
     } as RequestInit);
-    let snippet = '';
-    if (response.body) {
-      const reader = response.body.getReader();
-      const chunks: Uint8Array[] = [];
-      let total = 0;
+  } catch (error) {
+    if (error instanceof FetchGuardError) throw error;
+    if ((error as { cause?: unknown })?.cause instanceof FetchGuardError) throw (error as { cause: FetchGuardError }).cause;
+    const code = undiciCode(error);
+    if (code === 'UND_ERR_CONNECT_TIMEOUT') throw new FetchTimeoutError(`The request timed out: no connection within ${connectTimeoutMs} ms`);
+    if (code === 'UND_ERR_HEADERS_TIMEOUT') throw new FetchTimeoutError(`The request timed out: no response within ${responseTimeoutMs} ms`);
+    if (signal.aborted) throw new FetchTimeoutError(`The request timed out after ${timeoutMs} ms`);
+    throw error;
+  }
+  let snippet = '';
+  if (response.body) {
+    const reader = response.body.getReader();
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    try {
       while (total < maxBytes) {
         const { done, value } = await reader.read();
         if (done) break;
         chunks.push(value);
         total += value.byteLength;
       }
-      await reader.cancel().catch(() => {});
-      snippet = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+    } catch {
+      // The status came; a body that stalls or breaks only shortens the snippet.
     }
-    return { status: response.status, snippet };
-  } catch (error) {
-    if (error instanceof FetchGuardError) throw error;
-    if (signal.aborted) throw new FetchTimeoutError(`The request timed out after ${timeoutMs} ms`);
-    throw error;
+    await reader.cancel().catch(() => {});
+    snippet = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
   }
+  return { status: response.status, snippet };
 }
