@@ -82,6 +82,11 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
   /** Requests made for one delivery before it is marked failed (1–20). */
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
+  // PDF export budgets (src/domain/pdf-exports.ts): wall time of one render in its worker thread,
+  // size of the PDF, and the worker's heap.
+  PDF_EXPORT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(60),
+  PDF_EXPORT_MAX_MB: z.coerce.number().min(0.01).max(1024).default(50),
+  PDF_EXPORT_HEAP_MB: z.coerce.number().int().min(32).max(4096).default(256),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -139,6 +144,8 @@ export type Config = {
   live: { maxSubscriptions: number; queueLength: number; keepAliveMs: number };
   /** Webhooks (src/domain/webhooks.ts): private targets allowed, attempts per delivery. */
   webhooks: { allowPrivate: boolean; maxAttempts: number };
+  /** PDF export budgets (src/domain/pdf-exports.ts, docs/performance.md "Hostile-input budgets"). */
+  pdfExport: { timeoutMs: number; maxBytes: number; maxHeapMb: number };
 };
 
 export type RateLimitConfig = {
@@ -206,6 +213,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     live: { maxSubscriptions: e.MAX_SUBSCRIPTIONS, queueLength: e.SUBSCRIPTION_QUEUE_LENGTH, keepAliveMs: e.SSE_KEEPALIVE_MS },
     webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
+    pdfExport: {
+      timeoutMs: Math.round(e.PDF_EXPORT_TIMEOUT_SECONDS * 1000),
+      maxBytes: Math.round(e.PDF_EXPORT_MAX_MB * 1024 * 1024),
+      maxHeapMb: e.PDF_EXPORT_HEAP_MB,
+    },
   };
 }
 

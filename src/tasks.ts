@@ -8,6 +8,7 @@ import { giveUpOpenApiSpec, processOpenApiSpec } from './domain/openapi.ts';
 import { purgeDeletedSpaces, sweepOrphanFiles } from './domain/cleanup.ts';
 import { purgeOldEvents } from './domain/events.ts';
 import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
+import { giveUpPdfExport, renderPdfExportTask } from './domain/pdf-exports.ts';
 
 export const tasks = {
   /** Content import (URL or upload → pages), payload `{ jobId }`. */
@@ -22,6 +23,8 @@ export const tasks = {
   purgeOldEvents: { handler: async (_payload, deps) => void (await purgeOldEvents(deps)), cron: '41 * * * *' },
   /** One attempt of one webhook delivery, payload `{ deliveryId }` (enqueued by the trigger on "Event"). */
   deliverWebhook: { handler: deliverWebhook, onGiveUp: giveUpWebhookDelivery },
+  /** Render a change request's PDF export in a worker thread, payload `{ exportId }`. */
+  renderPdfExport: { handler: renderPdfExportTask, onGiveUp: giveUpPdfExport },
 } satisfies TaskTable;
 
 export type TaskName = keyof typeof tasks;

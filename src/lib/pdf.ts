@@ -1,5 +1,7 @@
 // PDF export of pages, rendered from their markdown with pdfkit (built-in fonts only): a title
 // page, then each page with its title as a heading and its blocks laid out readably.
+// CPU-heavy and unbounded in time: run it off the event loop (lib/pdf-thread.ts runs it in a
+// worker thread with a time budget); `maxBytes` stops it once the output passes the byte budget.
 import PDFDocument from 'pdfkit';
 import { unified } from 'unified';
 import remarkParse from 'remark-parse';
@@ -11,14 +13,30 @@ export type PdfPage = { title: string; markdown: string; depth?: number };
 
 const HEADING_SIZES = [20, 16, 14, 12, 12, 12];
 
-export function renderPagesPdf(pages: PdfPage[], opts: { title: string }): Promise<Buffer> {
+/** The output passed the byte budget: rendering stopped, nothing is returned. */
+export class PdfTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`The PDF would be larger than ${Math.round((maxBytes / 1024 / 1024) * 10) / 10} MiB; export a part of the tree with page`);
+    this.name = 'PdfTooLargeError';
+  }
+}
+
+export async function renderPagesPdf(pages: PdfPage[], opts: { title: string; maxBytes?: number }): Promise<Buffer> {
+  const maxBytes = opts.maxBytes ?? Infinity;
   const doc = new PDFDocument({ size: 'A4', margin: 56, info: { Title: opts.title } });
   const chunks: Buffer[] = [];
+  let bytes = 0;
+  let tooLarge = false;
   const done = new Promise<Buffer>((resolve, reject) => {
-    doc.on('data', (c: Buffer) => chunks.push(c));
-    doc.on('end', () => resolve(Buffer.concat(chunks)));
+    doc.on('data', (c: Buffer) => {
+      bytes += c.length;
+      if (bytes > maxBytes) tooLarge = true;
+      else chunks.push(c);
+    });
+    doc.on('end', () => (tooLarge ? reject(new PdfTooLargeError(maxBytes)) : resolve(Buffer.concat(chunks))));
     doc.on('error', reject);
   });
+  done.catch(() => {}); // awaited below; a stop before then must not be an unhandled rejection
 
   doc.font('Helvetica-Bold').fontSize(28).text(opts.title, { align: 'center' });
   doc.moveDown().font('Helvetica').fontSize(12).text(`${pages.length} page${pages.length === 1 ? '' : 's'}`, { align: 'center' });
@@ -30,6 +48,9 @@ export function renderPagesPdf(pages: PdfPage[], opts: { title: string }): Promi
     doc.moveDown(0.5);
     const tree = parser.parse(page.markdown) as Root;
     for (const block of tree.children) renderBlock(doc, block, 0);
+    // pdfkit hands its output to 'data' on a later tick: let it flow, then check the budget.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (tooLarge) throw new PdfTooLargeError(maxBytes);
   }
   doc.end();
   return done;
