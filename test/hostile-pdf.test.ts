@@ -236,7 +236,7 @@ describe('budgets', () => {
     await runExportJob(exportRow.id, { maxBytes: 64 * 1024, timeoutMs: 200_000 });
     const after = await t.app.prisma.pdfExport.findUniqueOrThrow({ where: { id: exportRow.id } });
     expect(after).toMatchObject({ state: 'failed', storageKey: null, byteSize: null });
-    expect(after.error).toMatch(/larger than 0\.1 MiB/);
+    expect(after.error).toMatch(/larger than 64 KiB/);
     expect(await storedPdfKeys()).toEqual(before);
   }, 240_000);
 });

@@ -16,7 +16,8 @@ const HEADING_SIZES = [20, 16, 14, 12, 12, 12];
 /** The output passed the byte budget: rendering stopped, nothing is returned. */
 export class PdfTooLargeError extends Error {
   constructor(readonly maxBytes: number) {
-    super(`The PDF would be larger than ${Math.round((maxBytes / 1024 / 1024) * 10) / 10} MiB; export a part of the tree with page`);
+    const size = maxBytes >= 1024 * 1024 ? `${Math.round((maxBytes / 1024 / 1024) * 10) / 10} MiB` : `${Math.round(maxBytes / 1024)} KiB`;
+    super(`The PDF would be larger than ${size}; export a part of the tree with page`);
     this.name = 'PdfTooLargeError';
   }
 }
