@@ -20,7 +20,7 @@ import { newId } from '../lib/ids.ts';
 import { badRequest, forbidden, notFound, parseInput } from '../lib/errors.ts';
 import { atLeast } from '../auth/roles.ts';
 import { transaction } from '../db/transaction.ts';
-import { loadRevision, walkTree, type TreeNode } from './revisions.ts';
+import { walkTree, type TreeNode } from './revisions.ts';
 import { resolveChangeRequest } from './change-requests.ts';
 import { renderPdfInWorker, PdfRenderError } from '../lib/pdf-thread.ts';
 import type { PdfPage } from '../lib/pdf.ts';
@@ -144,11 +144,15 @@ export async function renderPdfExportTask(payload: unknown, deps: TaskDeps): Pro
   if (!exp) return; // finished, or gone with its change request
   const cr = await deps.prisma.changeRequest.findUnique({ where: { id: exp.changeRequestId }, include: { space: { select: { title: true } } } });
   if (!cr) return;
-  const loaded = await loadRevision(deps.prisma, exp.revisionId);
-  const nodes = nodesOf(loaded.tree, parseScope(exp.scope));
+  const revision = await deps.prisma.revision.findUniqueOrThrow({ where: { id: exp.revisionId }, select: { tree: true } });
+  const nodes = nodesOf(revision.tree as unknown as TreeNode[], parseScope(exp.scope));
   if (typeof nodes === 'string') return finish(deps, id, { state: 'failed', error: nodes });
-  const pages: PdfPage[] = [...walkTree(nodes)].map(({ node, depth }) => {
-    const v = loaded.versions.get(node.v)!;
+  const entries = [...walkTree(nodes)];
+  // Only the versions of the pages exported (one page of a large tree loads one body).
+  const rows = await deps.prisma.pageVersion.findMany({ where: { id: { in: entries.map((e) => e.node.v) } }, select: { id: true, title: true, kind: true, markdown: true } });
+  const versions = new Map(rows.map((r) => [r.id, r]));
+  const pages: PdfPage[] = entries.map(({ node, depth }) => {
+    const v = versions.get(node.v)!;
     return { title: v.title, markdown: v.kind === 'document' ? v.markdown : '', depth };
   });
   const title = cr.subject || `${cr.space.title} — change request #${cr.number}`;
