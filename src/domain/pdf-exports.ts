@@ -35,6 +35,9 @@ export const PDF_MAX_PAGES = 500;
 
 export const PDF_EXPORT_TASK = 'renderPdfExport';
 
+/** Pages whose bodies the job loads and hands to the render thread at a time. */
+const PDF_BATCH_PAGES = 20;
+
 /** Where an export's PDF is served (src/http/downloads.ts). */
 export const pdfExportUrl = (ctx: Pick<DomainContext, 'config'>, exportId: string) => `${ctx.config.publicUrl}/files/pdf/${exportId}`;
 
@@ -148,22 +151,28 @@ export async function renderPdfExportTask(payload: unknown, deps: TaskDeps): Pro
   const nodes = nodesOf(revision.tree as unknown as TreeNode[], parseScope(exp.scope));
   if (typeof nodes === 'string') return finish(deps, id, { state: 'failed', error: nodes });
   const entries = [...walkTree(nodes)];
-  // Only the versions of the pages exported (one page of a large tree loads one body).
-  const rows = await deps.prisma.pageVersion.findMany({ where: { id: { in: entries.map((e) => e.node.v) } }, select: { id: true, title: true, kind: true, markdown: true } });
-  const versions = new Map(rows.map((r) => [r.id, r]));
-  const pages: PdfPage[] = entries.map(({ node, depth }) => {
-    const v = versions.get(node.v)!;
-    return { title: v.title, markdown: v.kind === 'document' ? v.markdown : '', depth };
-  });
+  // The bodies are loaded a batch at a time, as the thread asks for them: a 500-page export of
+  // large pages never sits in this process's heap at once (only the pages exported are read).
+  let at = 0;
+  const nextBatch = async (): Promise<PdfPage[] | null> => {
+    if (at >= entries.length) return null;
+    const batch = entries.slice(at, (at += PDF_BATCH_PAGES));
+    const rows = await deps.prisma.pageVersion.findMany({ where: { id: { in: batch.map((e) => e.node.v) } }, select: { id: true, title: true, kind: true, markdown: true } });
+    const versions = new Map(rows.map((r) => [r.id, r]));
+    return batch.map(({ node, depth }) => {
+      const v = versions.get(node.v)!;
+      return { title: v.title, markdown: v.kind === 'document' ? v.markdown : '', depth };
+    });
+  };
   const title = cr.subject || `${cr.space.title} — change request #${cr.number}`;
   let pdf: Buffer;
   try {
-    pdf = await renderPdfInWorker(pages, title, deps.config.pdfExport);
+    pdf = await renderPdfInWorker(nextBatch, { title, pageCount: entries.length }, deps.config.pdfExport);
   } catch (err) {
     // Over a budget, or content the renderer cannot lay out: the same on every attempt, so the
     // export fails now (no retry) with the reason.
     if (err instanceof PdfRenderError) {
-      deps.log.warn({ exportId: id, reason: err.reason, pages: pages.length }, 'PDF export failed');
+      deps.log.warn({ exportId: id, reason: err.reason, pages: entries.length }, 'PDF export failed');
       return finish(deps, id, { state: 'failed', error: err.message });
     }
     throw err;
@@ -172,7 +181,7 @@ export async function renderPdfExportTask(payload: unknown, deps: TaskDeps): Pro
   // never says so are swept.
   const storageKey = `pdf/${id}.pdf`;
   await deps.services.storage.put(storageKey, pdf, 'application/pdf');
-  await finish(deps, id, { state: 'complete', storageKey, byteSize: pdf.length, pageCount: pages.length }, exp);
+  await finish(deps, id, { state: 'complete', storageKey, byteSize: pdf.length, pageCount: entries.length }, exp);
 }
 
 async function finish(

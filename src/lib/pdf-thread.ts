@@ -1,6 +1,7 @@
 // Renders a PDF in a worker thread, never on the event loop, within a time budget (the thread is
 // terminated when it runs out), a byte budget (the renderer stops once its output passes it) and a
-// heap cap (a thread that needs more is stopped by V8, not the process).
+// heap cap (a thread that needs more is stopped by V8, not the process). The thread asks for the
+// pages a batch at a time, so the caller need not hold every body at once.
 //
 // The worker's file: from the bundle `npm start` runs, pdf-worker.mjs beside it (scripts/build.mjs
 // writes it there); from the sources (tsx, vitest) pdf-worker.ts, loaded through tsx's API (a
@@ -10,7 +11,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { PdfPage } from './pdf.ts';
-import type { PdfWorkerInput, PdfWorkerOutput } from './pdf-worker.ts';
+import type { PdfWorkerBatch, PdfWorkerInput, PdfWorkerOutput } from './pdf-worker.ts';
 
 /** Why a render gave up: `time` and `bytes` are the budgets, `failed` anything else. */
 export class PdfRenderError extends Error {
@@ -36,9 +37,16 @@ function spawn(options: ConstructorParameters<typeof Worker>[1]) {
   return new Worker(boot, { ...options, eval: true });
 }
 
-export function renderPdfInWorker(pages: PdfPage[], title: string, budget: PdfBudget): Promise<Buffer> {
+/**
+ * The pages come from `nextBatch`, called each time the thread asks for more (`null`: no more),
+ * so at most one batch of bodies is held here at a time. An array is handed over in one batch.
+ */
+export function renderPdfInWorker(pages: PdfPage[] | (() => Promise<PdfPage[] | null>), opts: { title: string; pageCount?: number }, budget: PdfBudget): Promise<Buffer> {
+  let given = false;
+  const nextBatch = typeof pages === 'function' ? pages : async () => (given ? null : ((given = true), pages));
+  const pageCount = opts.pageCount ?? (Array.isArray(pages) ? pages.length : 0);
   const worker = spawn({
-    workerData: { pages, title, maxBytes: budget.maxBytes } satisfies PdfWorkerInput,
+    workerData: { title: opts.title, pageCount, maxBytes: budget.maxBytes } satisfies PdfWorkerInput,
     resourceLimits: { maxOldGenerationSizeMb: budget.maxHeapMb },
     stdout: false,
     stderr: false,
@@ -56,9 +64,18 @@ export function renderPdfInWorker(pages: PdfPage[], title: string, budget: PdfBu
       () => settle(() => reject(new PdfRenderError('time', `Rendering the PDF took longer than ${Math.round(budget.timeoutMs / 100) / 10} s; export a part of the tree with page`))),
       budget.timeoutMs,
     );
-    worker.on('message', (out: PdfWorkerOutput) =>
-      settle(() => (out.ok ? resolve(Buffer.from(out.pdf.buffer, out.pdf.byteOffset, out.pdf.byteLength)) : reject(new PdfRenderError(out.tooLarge ? 'bytes' : 'failed', out.message)))),
-    );
+    worker.on('message', (out: PdfWorkerOutput) => {
+      if (out.type === 'next') {
+        nextBatch().then(
+          (batch) => {
+            if (!settled) worker.postMessage({ pages: batch } satisfies PdfWorkerBatch);
+          },
+          (err) => settle(() => reject(err)), // loading the pages failed (the database): not the render's fault
+        );
+        return;
+      }
+      settle(() => (out.ok ? resolve(Buffer.from(out.pdf.buffer, out.pdf.byteOffset, out.pdf.byteLength)) : reject(new PdfRenderError(out.tooLarge ? 'bytes' : 'failed', out.message))));
+    });
     worker.on('error', (err: Error & { code?: string }) =>
       settle(() =>
         reject(

@@ -22,7 +22,13 @@ export class PdfTooLargeError extends Error {
   }
 }
 
-export async function renderPagesPdf(pages: PdfPage[], opts: { title: string; maxBytes?: number }): Promise<Buffer> {
+/**
+ * Render `pages` in order: an array, or an async iterable that hands them over as they are
+ * loaded (so a large export never holds every body at once). `pageCount` is shown on the title
+ * page (default: the array's length).
+ */
+export async function renderPagesPdf(pages: Iterable<PdfPage> | AsyncIterable<PdfPage>, opts: { title: string; maxBytes?: number; pageCount?: number }): Promise<Buffer> {
+  const count = opts.pageCount ?? (Array.isArray(pages) ? pages.length : 0);
   const maxBytes = opts.maxBytes ?? Infinity;
   const doc = new PDFDocument({ size: 'A4', margin: 56, info: { Title: opts.title } });
   const chunks: Buffer[] = [];
@@ -40,10 +46,10 @@ export async function renderPagesPdf(pages: PdfPage[], opts: { title: string; ma
   done.catch(() => {}); // awaited below; a stop before then must not be an unhandled rejection
 
   doc.font('Helvetica-Bold').fontSize(28).text(opts.title, { align: 'center' });
-  doc.moveDown().font('Helvetica').fontSize(12).text(`${pages.length} page${pages.length === 1 ? '' : 's'}`, { align: 'center' });
+  doc.moveDown().font('Helvetica').fontSize(12).text(`${count} page${count === 1 ? '' : 's'}`, { align: 'center' });
 
   const parser = unified().use(remarkParse).use(remarkGfm);
-  for (const page of pages) {
+  for await (const page of pages) {
     doc.addPage();
     doc.font('Helvetica-Bold').fontSize(24 - Math.min(page.depth ?? 0, 3) * 2).text(page.title);
     doc.moveDown(0.5);
