@@ -11,7 +11,9 @@
 //   node scripts/build.mjs <entry> <outfile>  one bundle (the benchmark's server)
 //
 // Each output sits two levels below the project root, like src/db/, so paths the code resolves
-// from import.meta.url (prisma/migrations) hold in the bundles too.
+// from import.meta.url (prisma/migrations) hold in the bundles too. Worker-thread entries
+// (WORKERS) are bundled beside every output, where the code looks for them
+// (src/lib/pdf-thread.ts: `new URL('./pdf-worker.mjs', import.meta.url)`).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +29,9 @@ const targets = positional.length
       ['src/main.ts', '.build/server/main.mjs'],
       ['src/cli/admin.ts', '.build/cli/admin.mjs'],
     ];
+
+/** Worker-thread entries: source → file name beside each bundle. */
+const WORKERS = [['src/lib/pdf-worker.ts', 'pdf-worker.mjs']];
 
 /** Newest modification time of any file under `dir` (0 when absent). */
 function newest(dir) {
@@ -60,8 +65,12 @@ if (ifStale) {
 
 // esbuild is loaded only when there is something to build: the stale check alone stays cheap.
 const { build } = todo.length ? await import('esbuild') : { build: undefined };
+const withWorkers = todo.flatMap(([entry, outfile]) => [
+  [entry, outfile],
+  ...WORKERS.map(([w, name]) => [path.resolve(root, w), path.join(path.dirname(outfile), name)]),
+]);
 await Promise.all(
-  todo.map(([entry, outfile]) =>
+  withWorkers.map(([entry, outfile]) =>
     build({
       entryPoints: [entry],
       outfile,

@@ -109,6 +109,11 @@ const EnvSchema = z.object({
   WEBHOOK_CIRCUIT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   /** How long an open circuit defers deliveries before one is tried again, seconds. */
   WEBHOOK_CIRCUIT_COOLDOWN_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  // PDF export budgets (src/domain/pdf-exports.ts): wall time of one render in its worker thread,
+  // size of the PDF, and the worker's heap.
+  PDF_EXPORT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(60),
+  PDF_EXPORT_MAX_MB: z.coerce.number().min(0.01).max(1024).default(50),
+  PDF_EXPORT_HEAP_MB: z.coerce.number().int().min(32).max(4096).default(256),
 }).refine((e) => e.LISTEN_STALL_RECONNECT_MS >= 2 * e.LISTEN_HEALTH_MS, {
   path: ['LISTEN_STALL_RECONNECT_MS'],
   message: 'must be at least twice LISTEN_HEALTH_MS',
@@ -185,6 +190,8 @@ export type Config = {
   webhooks: { allowPrivate: boolean; maxAttempts: number };
   /** How deliveries are sent (src/domain/webhooks.ts, src/jobs.ts): pool size, timeouts, circuit breaker. */
   webhookDelivery: WebhookDeliveryConfig;
+  /** PDF export budgets (src/domain/pdf-exports.ts, docs/performance.md "Hostile-input budgets"). */
+  pdfExport: { timeoutMs: number; maxBytes: number; maxHeapMb: number };
 };
 
 export type WebhookDeliveryConfig = {
@@ -293,6 +300,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       responseTimeoutMs: e.WEBHOOK_RESPONSE_TIMEOUT_MS,
       circuitFailures: e.WEBHOOK_CIRCUIT_FAILURES,
       circuitCooldownSeconds: e.WEBHOOK_CIRCUIT_COOLDOWN_SECONDS,
+    },
+    pdfExport: {
+      timeoutMs: Math.round(e.PDF_EXPORT_TIMEOUT_SECONDS * 1000),
+      maxBytes: Math.round(e.PDF_EXPORT_MAX_MB * 1024 * 1024),
+      maxHeapMb: e.PDF_EXPORT_HEAP_MB,
     },
   };
 }

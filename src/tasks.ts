@@ -8,6 +8,7 @@ import { giveUpOpenApiSpec, processOpenApiSpec } from './domain/openapi.ts';
 import { purgeDeletedSpaces, sweepOrphanFiles } from './domain/cleanup.ts';
 import { purgeOldEvents } from './domain/events.ts';
 import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
+import { giveUpPdfExport, renderPdfExportTask } from './domain/pdf-exports.ts';
 
 export const tasks = {
   /** Content import (URL or upload → pages), payload `{ jobId }`. */
@@ -26,6 +27,8 @@ export const tasks = {
    * pool of its own: a receiver that hangs holds only webhook workers, never imports or processing.
    */
   deliverWebhook: { handler: deliverWebhook, onGiveUp: giveUpWebhookDelivery, pool: 'webhooks' },
+  /** Render a change request's PDF export in a worker thread, payload `{ exportId }`. */
+  renderPdfExport: { handler: renderPdfExportTask, onGiveUp: giveUpPdfExport },
 } satisfies TaskTable;
 
 export type TaskName = keyof typeof tasks;

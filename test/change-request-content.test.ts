@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitBookAPI as GitBookAPINext } from 'gitbook-api-next';
 import { extractText, getDocumentProxy } from 'unpdf';
+import { waitForPdf } from './pdf-helpers.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse, expectValidNextResponse } from './openapi.ts';
 import { loadRevision } from '../src/domain/revisions.ts';
@@ -154,9 +155,10 @@ describe('authoring a change request (POST CR/content)', () => {
 });
 
 describe('PDF export (GET CR/pdf)', () => {
+  /** The PDF at `url` once its job has rendered it (202 with Retry-After until then). */
   async function pdfText(url: string) {
-    const key = new URL(url).pathname; // /files/pdf/<crId>
-    const res = await fetch(`${t.baseUrl}${key}`, { headers: { authorization: `Bearer ${t.token}` } });
+    const key = new URL(url).pathname; // /files/pdf/<exportId>
+    const res = await waitForPdf(`${t.baseUrl}${key}`, t.token);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/pdf');
     const buf = Buffer.from(await res.arrayBuffer());
@@ -179,10 +181,13 @@ describe('PDF export (GET CR/pdf)', () => {
     const alpha = authored.body.changes[0].page.id;
     const res = await t.client().spaces.getChangeRequestPdf(spaceId, cr.id);
     expectValidResponse('GET', '/spaces/{spaceId}/change-requests/{changeRequestId}/pdf', 200, res.data);
-    expect(res.data.url).toBe(`${t.app.config.publicUrl}/files/pdf/${cr.id}`);
+    expect(res.data.url).toMatch(new RegExp(`^${t.app.config.publicUrl}/files/pdf/pdf_`));
     const text = await pdfText(res.data.url);
     for (const title of ['Alpha Chapter', 'Beta Chapter', 'Gamma Chapter']) expect(text).toContain(title);
-    expect((await t.app.prisma.changeRequest.findUniqueOrThrow({ where: { id: cr.id } })).pdfStorageKey).toBe(`pdf/${cr.id}.pdf`);
+    const exp = await t.app.prisma.pdfExport.findFirstOrThrow({ where: { changeRequestId: cr.id } });
+    expect(exp).toMatchObject({ state: 'complete', storageKey: `pdf/${exp.id}.pdf`, pageCount: 3 });
+    // Asked again for the same head: the same export.
+    expect((await t.client().spaces.getChangeRequestPdf(spaceId, cr.id)).data.url).toBe(res.data.url);
 
     const only = await t.rest('GET', `${CR(spaceId, cr.number)}/pdf?only=true&page=${alpha}`);
     expect(only.status).toBe(200);
@@ -197,7 +202,7 @@ describe('PDF export (GET CR/pdf)', () => {
     expect((await fetch(`${t.baseUrl}${path}`)).status).toBe(401);
   });
 
-  it('400 naming page when it is missing or unknown; readers may export; outsiders 404; 401', async () => {
+  it('400 naming page when it is missing or unknown; readers get an existing export only; outsiders 404; 401', async () => {
     const spaceId = await newSpace();
     const cr = await newCr(spaceId);
     const missing = await t.rest('GET', `${CR(spaceId, cr.id)}/pdf?only=true`);
@@ -207,14 +212,21 @@ describe('PDF export (GET CR/pdf)', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.message).toContain('page');
     expect((await t.rest('GET', `${CR(spaceId, cr.id)}/pdf?only=yes`)).body.error.message).toContain('only');
-    expect((await t.app.prisma.changeRequest.findUniqueOrThrow({ where: { id: cr.id } })).pdfStorageKey).toBeNull();
+    expect(await t.app.prisma.pdfExport.count({ where: { changeRequestId: cr.id } })).toBe(0);
 
     const reader = await t.createUser('read');
-    expect((await t.rest('GET', `${CR(spaceId, cr.id)}/pdf`, undefined, reader.token)).status).toBe(200);
+    // No export yet: starting one needs the edit role.
+    expect((await t.rest('GET', `${CR(spaceId, cr.id)}/pdf`, undefined, reader.token)).status).toBe(403);
     const outsider = await t.createUser(undefined);
     expect((await t.rest('GET', `${CR(spaceId, cr.id)}/pdf`, undefined, outsider.token)).status).toBe(404);
     expect((await t.rest('GET', `${CR(spaceId, cr.id)}/pdf`, undefined, null)).status).toBe(401);
     expect((await t.rest('GET', `${CR(spaceId, 9)}/pdf`)).status).toBe(404);
+    // Once an editor asked for it, the reader gets the same URL.
+    const editor = await t.rest('GET', `${CR(spaceId, cr.id)}/pdf`);
+    expect(editor.status).toBe(200);
+    const asReader = await t.rest('GET', `${CR(spaceId, cr.id)}/pdf`, undefined, reader.token);
+    expect(asReader.status).toBe(200);
+    expect(asReader.body.url).toBe(editor.body.url);
   });
 });
 

@@ -328,21 +328,25 @@ describe('reading content', () => {
     expect((await fetch(`${t.baseUrl}/files/file_missing`, { headers: { authorization: `Bearer ${t.token}` } })).status).toBe(404);
   });
 
-  it('serves change-request PDFs at /files/pdf/{changeRequestId}', async () => {
+  it('serves change-request PDF exports at /files/pdf/{exportId}', async () => {
     const rev = await revisionOf(spaceId);
     const crId = 'cr_pdftest0000000000000001';
+    const exportId = 'pdf_test000000000000000001';
     const pdf = Buffer.from('%PDF-1.4\n%test\n');
-    await t.app.services.storage.put(`pdf/${crId}.pdf`, pdf, 'application/pdf');
+    await t.app.services.storage.put(`pdf/${exportId}.pdf`, pdf, 'application/pdf');
     await t.app.prisma.changeRequest.create({
-      data: { id: crId, spaceId, number: 1, createdById: t.adminUser.id, revisionInitialId: rev!, revisionId: rev!, pdfStorageKey: `pdf/${crId}.pdf` },
+      data: { id: crId, spaceId, number: 1, createdById: t.adminUser.id, revisionInitialId: rev!, revisionId: rev! },
     });
-    const res = await fetch(`${t.baseUrl}/files/pdf/${crId}`, { headers: { authorization: `Bearer ${t.token}` } });
+    await t.app.prisma.pdfExport.create({
+      data: { id: exportId, spaceId, changeRequestId: crId, revisionId: rev!, state: 'complete', storageKey: `pdf/${exportId}.pdf`, byteSize: pdf.length, createdById: t.adminUser.id },
+    });
+    const res = await fetch(`${t.baseUrl}/files/pdf/${exportId}`, { headers: { authorization: `Bearer ${t.token}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/pdf');
     expect(Buffer.from(await res.arrayBuffer()).equals(pdf)).toBe(true);
     const outsider = await t.createUser(undefined);
-    expect((await fetch(`${t.baseUrl}/files/pdf/${crId}`, { headers: { authorization: `Bearer ${outsider.token}` } })).status).toBe(404);
-    expect((await fetch(`${t.baseUrl}/files/pdf/cr_missing`, { headers: { authorization: `Bearer ${t.token}` } })).status).toBe(404);
+    expect((await fetch(`${t.baseUrl}/files/pdf/${exportId}`, { headers: { authorization: `Bearer ${outsider.token}` } })).status).toBe(404);
+    expect((await fetch(`${t.baseUrl}/files/pdf/pdf_missing`, { headers: { authorization: `Bearer ${t.token}` } })).status).toBe(404);
     await t.app.prisma.changeRequest.delete({ where: { id: crId } });
   });
 

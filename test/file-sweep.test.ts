@@ -1,10 +1,11 @@
 // Stored bytes no row refers to (a rolled-back upload, a purge that died between deleting rows
-// and bytes) are swept once they are older than the grace period; bytes a file or a change
-// request's PDF refers to never are.
+// and bytes) are swept once they are older than the grace period; bytes a file or a PDF export
+// refers to never are.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { sweepOrphanFiles, ORPHAN_GRACE_MS } from '../src/domain/cleanup.ts';
 import { applyChanges } from '../src/domain/revisions.ts';
+import { renderPdfExportTask } from '../src/domain/pdf-exports.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -37,6 +38,9 @@ describe('the orphaned bytes sweep', () => {
     });
     const cr = (await t.rest('POST', `/v1/spaces/${spaceId}/change-requests`, { subject: 'PDF' })).body;
     expect((await t.rest('GET', `/v1/spaces/${spaceId}/change-requests/${cr.id}/pdf`)).status).toBe(200);
+    // The export's job (no worker in this file): renders and stores the PDF.
+    const exported = await t.app.prisma.pdfExport.findFirstOrThrow({ where: { changeRequestId: cr.id } });
+    await renderPdfExportTask({ exportId: exported.id }, { prisma: t.app.prisma, config: t.app.config, clock: t.clock, log: t.app.log, services: t.app.services });
 
     // An upload whose transaction rolled back: the bytes were written, the row never committed.
     await expect(
@@ -60,7 +64,7 @@ describe('the orphaned bytes sweep', () => {
     const before = await keys();
     expect(before).toHaveLength(7);
     const file = await t.app.prisma.file.findUniqueOrThrow({ where: { id: insertedFiles[0].id } });
-    const pdfKey = (await t.app.prisma.changeRequest.findUniqueOrThrow({ where: { id: cr.id } })).pdfStorageKey!;
+    const pdfKey = (await t.app.prisma.pdfExport.findUniqueOrThrow({ where: { id: exported.id } })).storageKey!;
     const deps = { prisma: t.app.prisma, clock: t.clock, log: t.app.log, services: t.app.services };
 
     // Young bytes are left alone, whatever refers to them.

@@ -20,11 +20,10 @@ import type { ChangeRequest, Prisma, Role, Space } from '../generated/prisma/cli
 import type { Tx } from '../db/client.ts';
 import { newId } from '../lib/ids.ts';
 import { badRequest, conflict, forbidden, notFound, parseInput } from '../lib/errors.ts';
-import { applyChanges, insertPageVersions, loadRevision, writeRevision, walkTree, type TreeNode, type LoadedRevision } from './revisions.ts';
+import { applyChanges, insertPageVersions, loadRevision, writeRevision, type LoadedRevision } from './revisions.ts';
 import { planThreeWayMerge, type MergeConflict } from './three-way.ts';
 import { atLeast } from '../auth/roles.ts';
 import { prepareFileFetcher } from './content.ts';
-import { renderPagesPdf, type PdfPage } from '../lib/pdf.ts';
 import { requireEditable } from './spaces.ts';
 import { lockSpaceAndChangeRequest, type SpaceLockMode } from '../db/locks.ts';
 import { transaction } from '../db/transaction.ts';
@@ -54,14 +53,6 @@ export const ChangeRequestListFilters = z.strictObject({
   /** A user id: the author, or anyone who authored a revision of the change request. */
   contributor: z.string().min(1).max(256).optional(),
 });
-
-export const ChangeRequestPdfInput = z.strictObject({
-  only: z.boolean().optional(),
-  page: z.string().min(1).max(256).optional(),
-});
-
-/** Most pages a synchronous PDF export renders. */
-export const PDF_MAX_PAGES = 500;
 
 /** Interactive transactions that wait on row locks get more room than Prisma's 5 s default. */
 const TX_OPTIONS = { maxWait: 15_000, timeout: 60_000 };
@@ -345,36 +336,5 @@ export async function updateChangeRequestFromMain(ctx: DomainContext, spaceId: s
     await recordEvent(tx, ctx, { type: 'change_request_content_updated', organizationId: spaceRow.organizationId, objectType: 'change_request', objectId: cr.id, payload: { spaceId, number: cr.number, revisionId: revision.id, previousRevisionId: current.revisionId, fromMainRevisionId: mainId } });
     return { result: 'update', revision: revision.id, changeRequest, conflicts: [] } as MergeOutcome<'update'>;
   }, TX_OPTIONS);
-}
-
-// ------------------------------------------------------------------ PDF
-
-/**
- * Render the change request's head as a PDF (all pages in tree order; with `page`, that page and
- * its descendants; with `only`, that page alone), store it and answer its download URL.
- * Synchronous: the page count is bounded by PDF_MAX_PAGES.
- */
-export async function exportChangeRequestPdf(ctx: DomainContext, spaceId: string, idOrNumber: string, raw: unknown): Promise<{ url: string; changeRequest: ChangeRequest }> {
-  const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'read');
-  const input = parseInput(ChangeRequestPdfInput, raw);
-  if (input.only && !input.page) throw badRequest('page', 'required when only is true');
-  const loaded = await loadRevision(ctx.prisma, cr.revisionId);
-  let nodes: TreeNode[] = loaded.tree;
-  if (input.page) {
-    const found = [...walkTree(loaded.tree)].find((e) => e.node.id === input.page);
-    if (!found) throw badRequest('page', `no page ${input.page} in this change request`);
-    nodes = [input.only ? { ...found.node, pages: [] } : found.node];
-  }
-  const pages: PdfPage[] = [...walkTree(nodes)].map(({ node, depth }) => {
-    const v = loaded.versions.get(node.v)!;
-    return { title: v.title, markdown: v.kind === 'document' ? v.markdown : '', depth };
-  });
-  if (pages.length > PDF_MAX_PAGES) throw badRequest('page', `at most ${PDF_MAX_PAGES} pages per PDF; export a part of the tree with page`);
-  const title = cr.subject || `${space.title} — change request #${cr.number}`;
-  const pdf = await renderPagesPdf(pages, { title });
-  const key = `pdf/${cr.id}.pdf`;
-  await ctx.services.storage.put(key, pdf, 'application/pdf');
-  const changeRequest = await ctx.prisma.changeRequest.update({ where: { id: cr.id }, data: { pdfStorageKey: key, updatedAt: cr.updatedAt } });
-  return { url: `${ctx.config.publicUrl}/files/pdf/${cr.id}`, changeRequest };
 }
 

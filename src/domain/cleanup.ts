@@ -60,7 +60,7 @@ const PDF_KEY = /^pdf\/([^/.]+)\.pdf$/;
 /** Only these prefixes are ours to sweep (including interrupted writes' `.tmp` files there). */
 const SWEPT_PREFIXES = ['files/', 'pdf/'];
 
-/** Delete stored bytes that no File row or change request PDF refers to. Returns how many. */
+/** Delete stored bytes that no File row or PDF export refers to. Returns how many. */
 export async function sweepOrphanFiles(deps: { prisma: Db; clock: Clock; log: Logger; services: { storage: FileStorage } }): Promise<number> {
   const cutoff = deps.clock.now().getTime() - ORPHAN_GRACE_MS;
   let removed = 0;
@@ -85,11 +85,11 @@ export async function sweepOrphanFiles(deps: { prisma: Db; clock: Clock; log: Lo
 /** The keys of `keys` no row refers to (two statements by primary key per batch). */
 async function unreferenced(prisma: Db, keys: string[]): Promise<string[]> {
   const ids = (re: RegExp) => keys.map((k) => re.exec(k)?.[1]).filter((id): id is string => !!id);
-  const [files, changeRequests] = await Promise.all([
+  const [files, pdfExports] = await Promise.all([
     prisma.file.findMany({ where: { id: { in: ids(FILE_KEY) } }, select: { storageKey: true } }),
-    prisma.changeRequest.findMany({ where: { id: { in: ids(PDF_KEY) } }, select: { pdfStorageKey: true } }),
+    prisma.pdfExport.findMany({ where: { id: { in: ids(PDF_KEY) } }, select: { storageKey: true } }),
   ]);
-  const live = new Set<string | null>([...files.map((f) => f.storageKey), ...changeRequests.map((c) => c.pdfStorageKey)]);
+  const live = new Set<string | null>([...files.map((f) => f.storageKey), ...pdfExports.map((e) => e.storageKey)]);
   return keys.filter((k) => !live.has(k));
 }
 

@@ -1,6 +1,6 @@
 // Change requests: the ChangeRequest node, the space's change request list, the query by id or
 // number, and one mutation per documented operation (create, update, merge, update from main,
-// PDF, content batch).
+// content batch). PDF exports: graphql/pdf-exports.ts.
 import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
 import { dropUndefined, loader, countsByKey, loadSpaceById, loadUserById } from './common.ts';
@@ -15,7 +15,6 @@ import {
   changeRequestListWhere,
   changeRequestPermissions,
   createChangeRequest,
-  exportChangeRequestPdf,
   isOutdated,
   mergeChangeRequest,
   resolveChangeRequest,
@@ -269,14 +268,6 @@ const ApplyChangeRequestContentChangesPayload = builder.simpleObject('ApplyChang
   }),
 });
 
-const ExportChangeRequestPdfPayload = builder.simpleObject('ExportChangeRequestPdfPayload', {
-  description: 'Result of exportChangeRequestPdf.',
-  fields: (t) => ({
-    url: t.string({ description: 'Where the PDF is served (needs a token that may read the space).' }),
-    changeRequest: t.field({ type: ChangeRequestRef, description: 'The change request exported.' }),
-  }),
-});
-
 const target = (t: PothosSchemaTypes.InputFieldBuilder<any, 'InputObject'>) => ({
   spaceId: t.id({ required: true, description: 'Space (`space_…`).' }),
   changeRequestId: t.string({ required: true, description: 'Change request id or number.' }),
@@ -295,14 +286,6 @@ const UpdateChangeRequestInput = builder.inputType('UpdateChangeRequestInput', {
   fields: (t) => ({ ...target(t), subject: t.string({ description: 'New subject, at most 100 characters.' }), status: t.field({ type: ChangeRequestStatusEnum, description: 'draft, open or archived.' }) }),
 });
 const ChangeRequestTargetInput = (name: string) => builder.inputType(name, { description: 'Names one change request.', fields: (t) => target(t) });
-const ExportChangeRequestPdfInput = builder.inputType('ExportChangeRequestPdfInput', {
-  description: 'The change request and which pages to render (default: all).',
-  fields: (t) => ({
-    ...target(t),
-    only: t.boolean({ description: 'Only `page`, without its descendants.' }),
-    page: t.string({ description: 'Page id: that page and its descendants (or only it).' }),
-  }),
-});
 const ApplyChangeRequestContentChangesInput = builder.inputType('ApplyChangeRequestContentChangesInput', {
   description: 'The change request and the batch of changes.',
   fields: (t) => ({
@@ -377,13 +360,6 @@ builder.mutationFields((t) => ({
     description: 'Pull main into the change request (needs `edit`); `conflicts` changes nothing. REST: POST /v1/spaces/{spaceId}/change-requests/{changeRequestId}/update.',
     args: { input: t.arg({ type: ChangeRequestTargetInput('UpdateChangeRequestFromMainInput'), required: true, description: 'The change request to update.' }) },
     resolve: (_r, { input }, ctx) => updateChangeRequestFromMain(ctx, String(input.spaceId), input.changeRequestId),
-  }),
-  exportChangeRequestPdf: t.field({
-    type: ExportChangeRequestPdfPayload,
-    description: 'Render the change request as a PDF (synchronously), stored and served at `url` (read role on the space). REST: GET /v1/spaces/{spaceId}/change-requests/{changeRequestId}/pdf.',
-    args: { input: t.arg({ type: ExportChangeRequestPdfInput, required: true, description: 'The change request and the pages to render.' }) },
-    resolve: (_r, { input }, ctx) =>
-      exportChangeRequestPdf(ctx, String(input.spaceId), input.changeRequestId, dropUndefined({ only: input.only ?? undefined, page: input.page ?? undefined })),
   }),
   applyChangeRequestContentChanges: t.field({
     type: ApplyChangeRequestContentChangesPayload,

@@ -11,6 +11,7 @@ import './spaces.ts';
 import './content.ts';
 import './search.ts';
 import './change-requests.ts';
+import './pdf-exports.ts';
 import './comments.ts';
 import './sites.ts';
 import './site-structure.ts';

@@ -1,15 +1,23 @@
 // File downloads with access checks, authenticated like the APIs (Authorization: Bearer):
 //   GET /files/<fileId>                   an uploaded or imported file (its `downloadURL`)
-//   GET /files/pdf/<changeRequestId>      a change request's generated PDF
+//   GET /files/pdf/<exportId>             a change request's PDF export (the contract's `url`):
+//                                         200 the PDF; 202 + Retry-After while the job renders
+//                                         it; 422 naming the reason when it failed
 // The caller must be able to read the space the file belongs to; anything else is 404 (a missing
-// token is 401), so a file's existence is never revealed.
+// token is 401), so a file's existence is never revealed. Nothing here renders or writes.
 import type http from 'node:http';
 import type { Context } from '../graphql/context.ts';
 import { sendJson } from './compression.ts';
 import type { RequestTarget } from './limits.ts';
 import { AppError, HTTP_STATUS, notFound, errorBody } from '../lib/errors.ts';
+import { getPdfExport } from '../domain/pdf-exports.ts';
 
 type Download = { data: Buffer; contentType: string; filename: string };
+/** An answer other than the bytes (a PDF export still rendering, or failed). */
+type NotReady = { status: number; body: unknown; headers?: Record<string, string> };
+
+/** Seconds a client is told to wait before asking again for a PDF still rendering. */
+const PDF_RETRY_AFTER_SECONDS = 2;
 
 async function readableSpace(ctx: Context, spaceId: string) {
   const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
@@ -25,13 +33,16 @@ async function fileDownload(ctx: Context, fileId: string): Promise<Download> {
   return { data, contentType: file.contentType, filename: file.name };
 }
 
-async function pdfDownload(ctx: Context, changeRequestId: string): Promise<Download> {
-  const cr = await ctx.prisma.changeRequest.findUnique({ where: { id: changeRequestId }, select: { spaceId: true, number: true, pdfStorageKey: true } });
-  if (!cr) throw notFound('Change request');
-  await readableSpace(ctx, cr.spaceId);
-  const data = cr.pdfStorageKey ? await ctx.services.storage.get(cr.pdfStorageKey) : null;
+async function pdfDownload(ctx: Context, exportId: string): Promise<Download | NotReady> {
+  const exp = await getPdfExport(ctx, exportId);
+  if (exp.state === 'pending' || exp.state === 'running') {
+    return { status: 202, headers: { 'Retry-After': String(PDF_RETRY_AFTER_SECONDS) }, body: { object: 'pdf-export', id: exp.id, state: exp.state } };
+  }
+  if (exp.state === 'failed') return { status: 422, body: errorBody(422, `The PDF export failed: ${exp.error ?? 'unknown reason'}`) };
+  const data = exp.storageKey ? await ctx.services.storage.get(exp.storageKey) : null;
   if (!data) throw notFound('PDF');
-  return { data, contentType: 'application/pdf', filename: `change-request-${cr.number}.pdf` };
+  const cr = await ctx.prisma.changeRequest.findUnique({ where: { id: exp.changeRequestId }, select: { number: true } });
+  return { data, contentType: 'application/pdf', filename: `change-request-${cr?.number ?? exp.changeRequestId}.pdf` };
 }
 
 export async function handleDownload(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget, ctx: Context) {
@@ -42,10 +53,15 @@ export async function handleDownload(req: http.IncomingMessage, res: http.Server
     }
     ctx.access.requireViewer();
     const parts = target.segments.filter(Boolean);
-    let download: Download;
+    let download: Download | NotReady;
     if (parts.length === 2) download = await fileDownload(ctx, parts[1]);
     else if (parts.length === 3 && parts[1] === 'pdf') download = await pdfDownload(ctx, parts[2]);
     else throw notFound('File');
+    if ('status' in download) {
+      for (const [k, v] of Object.entries(download.headers ?? {})) res.setHeader(k, v);
+      res.setHeader('Cache-Control', 'no-store');
+      return sendJson(res, download.status, download.body);
+    }
     // Uploaded content is served as an attachment-safe download: never sniffed, never run as a page.
     const inline = /^(image\/(png|jpeg|gif|webp|avif)|application\/pdf|text\/plain)$/.test(download.contentType);
     res.writeHead(200, {

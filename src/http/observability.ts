@@ -57,7 +57,7 @@ export function routeOf(rawUrl: string | undefined): string {
   if (path === '/' || path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/graphql') return path;
   const s = path.split('/').slice(1);
   if (s[0] === 'graphql') return s[1] === 'assets' && s.length === 3 ? '/graphql/assets/:file' : '/graphql/*';
-  if (s[0] === 'files') return s[1] === 'pdf' && s.length === 3 ? '/files/pdf/:changeRequestId' : s.length === 2 ? '/files/:fileId' : '/files/*';
+  if (s[0] === 'files') return s[1] === 'pdf' && s.length === 3 ? '/files/pdf/:exportId' : s.length === 2 ? '/files/:fileId' : '/files/*';
   if (s[0] === 'sso') return s[1] === 'saml' && s.length === 4 && /^(acs|start|metadata)$/.test(s[3]) ? `/sso/saml/:providerId/${s[3]}` : '/sso/*';
   if (s[0] === 'v1') return '/v1/*';
   return '(unmatched)';

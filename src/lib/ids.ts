@@ -31,6 +31,7 @@ export const ID_PREFIXES = {
   TranslationSettings: 'trs',
   Webhook: 'wh',
   WebhookDelivery: 'whd',
+  PdfExport: 'pdf',
 } as const;
 
 export type IdType = keyof typeof ID_PREFIXES;

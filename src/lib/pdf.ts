@@ -1,5 +1,7 @@
 // PDF export of pages, rendered from their markdown with pdfkit (built-in fonts only): a title
 // page, then each page with its title as a heading and its blocks laid out readably.
+// CPU-heavy and unbounded in time: run it off the event loop (lib/pdf-thread.ts runs it in a
+// worker thread with a time budget); `maxBytes` stops it once the output passes the byte budget.
 import PDFDocument from 'pdfkit';
 import { unified } from 'unified';
 import remarkParse from 'remark-parse';
@@ -11,25 +13,51 @@ export type PdfPage = { title: string; markdown: string; depth?: number };
 
 const HEADING_SIZES = [20, 16, 14, 12, 12, 12];
 
-export function renderPagesPdf(pages: PdfPage[], opts: { title: string }): Promise<Buffer> {
+/** The output passed the byte budget: rendering stopped, nothing is returned. */
+export class PdfTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    const size = maxBytes >= 1024 * 1024 ? `${Math.round((maxBytes / 1024 / 1024) * 10) / 10} MiB` : `${Math.round(maxBytes / 1024)} KiB`;
+    super(`The PDF would be larger than ${size}; export a part of the tree with page`);
+    this.name = 'PdfTooLargeError';
+  }
+}
+
+/**
+ * Render `pages` in order: an array, or an async iterable that hands them over as they are
+ * loaded (so a large export never holds every body at once). `pageCount` is shown on the title
+ * page (default: the array's length).
+ */
+export async function renderPagesPdf(pages: Iterable<PdfPage> | AsyncIterable<PdfPage>, opts: { title: string; maxBytes?: number; pageCount?: number }): Promise<Buffer> {
+  const count = opts.pageCount ?? (Array.isArray(pages) ? pages.length : 0);
+  const maxBytes = opts.maxBytes ?? Infinity;
   const doc = new PDFDocument({ size: 'A4', margin: 56, info: { Title: opts.title } });
   const chunks: Buffer[] = [];
+  let bytes = 0;
+  let tooLarge = false;
   const done = new Promise<Buffer>((resolve, reject) => {
-    doc.on('data', (c: Buffer) => chunks.push(c));
-    doc.on('end', () => resolve(Buffer.concat(chunks)));
+    doc.on('data', (c: Buffer) => {
+      bytes += c.length;
+      if (bytes > maxBytes) tooLarge = true;
+      else chunks.push(c);
+    });
+    doc.on('end', () => (tooLarge ? reject(new PdfTooLargeError(maxBytes)) : resolve(Buffer.concat(chunks))));
     doc.on('error', reject);
   });
+  done.catch(() => {}); // awaited below; a stop before then must not be an unhandled rejection
 
   doc.font('Helvetica-Bold').fontSize(28).text(opts.title, { align: 'center' });
-  doc.moveDown().font('Helvetica').fontSize(12).text(`${pages.length} page${pages.length === 1 ? '' : 's'}`, { align: 'center' });
+  doc.moveDown().font('Helvetica').fontSize(12).text(`${count} page${count === 1 ? '' : 's'}`, { align: 'center' });
 
   const parser = unified().use(remarkParse).use(remarkGfm);
-  for (const page of pages) {
+  for await (const page of pages) {
     doc.addPage();
     doc.font('Helvetica-Bold').fontSize(24 - Math.min(page.depth ?? 0, 3) * 2).text(page.title);
     doc.moveDown(0.5);
     const tree = parser.parse(page.markdown) as Root;
     for (const block of tree.children) renderBlock(doc, block, 0);
+    // pdfkit hands its output to 'data' on a later tick: let it flow, then check the budget.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (tooLarge) throw new PdfTooLargeError(maxBytes);
   }
   doc.end();
   return done;

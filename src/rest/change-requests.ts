@@ -29,6 +29,43 @@ import { fileNotInRevision, pageNotInRevision } from '../domain/content.ts';
 
 const CR = '/v1/spaces/:spaceId/change-requests/:changeRequestId';
 
+const PDF_EXPORT_FIELDS = 'id state error url page only pageCount byteSize revisionId createdAt finishedAt';
+
+/** A PDF export (the POST's answer, an extension): its state and where the PDF is served. */
+const PdfExportShape = z.object({
+  object: z.literal('pdf-export'),
+  id: z.string(),
+  state: z.enum(['pending', 'running', 'complete', 'failed']),
+  error: z.string().optional().describe('Why a failed export failed'),
+  url: z.string().describe('Where the PDF is served: 200 with it when complete, 202 with Retry-After while it renders, 422 when it failed'),
+  page: z.string().optional(),
+  only: z.boolean(),
+  pageCount: z.number().int(),
+  size: z.number().int().optional().describe('Bytes of the PDF, when complete'),
+  revision: z.string(),
+  createdAt: z.string(),
+  finishedAt: z.string().optional(),
+});
+
+function toRestPdfExport(e: any) {
+  return compact({
+    object: 'pdf-export',
+    id: e.id,
+    state: e.state,
+    error: e.error,
+    url: e.url,
+    page: e.page,
+    only: e.only,
+    pageCount: e.pageCount,
+    size: e.byteSize,
+    revision: e.revisionId,
+    createdAt: e.createdAt,
+    finishedAt: e.finishedAt,
+  });
+}
+
+const pdfQuery = z.strictObject({ only: q.bool(), page: z.string().min(1).max(256).optional() });
+
 export const CHANGE_REQUEST_FIELDS = `
   id number status subject createdBy { ${USER_FIELDS} } createdAt updatedAt mergedAt spaceId
   revisionId revisionInitialId revisionMergedAncestorId revisionMergedId commentCount outdated
@@ -124,12 +161,22 @@ export const routes: RestRoute[] = [
     result: (d) => ({ revision: d.updateChangeRequestFromMain.revision, result: d.updateChangeRequestFromMain.result }),
   },
   {
+    // The contract's GET: never renders; a reader's call writes nothing (graphql/pdf-exports.ts).
     method: 'GET',
     path: `${CR}/pdf`,
-    query: z.strictObject({ only: q.bool(), page: z.string().min(1).max(256).optional() }),
+    query: pdfQuery,
     document: `mutation($input: ExportChangeRequestPdfInput!) { exportChangeRequestPdf(input: $input) { url } }`,
     variables: ({ params, query }) => ({ input: { ...target(params), only: query.only ?? null, page: query.page ?? null } }),
     result: (d) => ({ url: d.exportChangeRequestPdf.url }),
+  },
+  {
+    method: 'POST',
+    path: `${CR}/pdf`,
+    query: pdfQuery,
+    openapi: { operationId: 'exportChangeRequestPdf', summary: 'Start the PDF export of a change request as a job (edit role), or return the current one', response: PdfExportShape },
+    document: `mutation($input: StartChangeRequestPdfExportInput!) { startChangeRequestPdfExport(input: $input) { pdfExport { ${PDF_EXPORT_FIELDS} } } }`,
+    variables: ({ params, query }) => ({ input: { ...target(params), only: query.only ?? null, page: query.page ?? null } }),
+    result: (d) => toRestPdfExport(d.startChangeRequestPdfExport.pdfExport),
   },
   {
     method: 'POST',

@@ -1,0 +1,90 @@
+// Renders a PDF in a worker thread, never on the event loop, within a time budget (the thread is
+// terminated when it runs out), a byte budget (the renderer stops once its output passes it) and a
+// heap cap (a thread that needs more is stopped by V8, not the process). The thread asks for the
+// pages a batch at a time, so the caller need not hold every body at once.
+//
+// The worker's file: from the bundle `npm start` runs, pdf-worker.mjs beside it (scripts/build.mjs
+// writes it there); from the sources (tsx, vitest) pdf-worker.ts, loaded through tsx's API (a
+// worker does not inherit its parent's loader, and `--import tsx` in a worker's execArgv does not
+// register it on Node 20).
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { PdfPage } from './pdf.ts';
+import type { PdfWorkerBatch, PdfWorkerInput, PdfWorkerOutput } from './pdf-worker.ts';
+
+/** Why a render gave up: `time` and `bytes` are the budgets, `failed` anything else. */
+export class PdfRenderError extends Error {
+  constructor(
+    readonly reason: 'time' | 'bytes' | 'memory' | 'failed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PdfRenderError';
+  }
+}
+
+export type PdfBudget = { timeoutMs: number; maxBytes: number; maxHeapMb: number };
+
+const fromSources = import.meta.url.endsWith('.ts');
+
+function spawn(options: ConstructorParameters<typeof Worker>[1]) {
+  if (!fromSources) return new Worker(new URL('./pdf-worker.mjs', import.meta.url), options);
+  // require.resolve finds the CommonJS build; the worker imports its ESM twin.
+  const tsxApi = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const entry = new URL('./pdf-worker.ts', import.meta.url).href;
+  const boot = `import(${JSON.stringify(tsxApi)}).then(({ tsImport }) => tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`;
+  return new Worker(boot, { ...options, eval: true });
+}
+
+/**
+ * The pages come from `nextBatch`, called each time the thread asks for more (`null`: no more),
+ * so at most one batch of bodies is held here at a time. An array is handed over in one batch.
+ */
+export function renderPdfInWorker(pages: PdfPage[] | (() => Promise<PdfPage[] | null>), opts: { title: string; pageCount?: number }, budget: PdfBudget): Promise<Buffer> {
+  let given = false;
+  const nextBatch = typeof pages === 'function' ? pages : async () => (given ? null : ((given = true), pages));
+  const pageCount = opts.pageCount ?? (Array.isArray(pages) ? pages.length : 0);
+  const worker = spawn({
+    workerData: { title: opts.title, pageCount, maxBytes: budget.maxBytes } satisfies PdfWorkerInput,
+    resourceLimits: { maxOldGenerationSizeMb: budget.maxHeapMb },
+    stdout: false,
+    stderr: false,
+  });
+  return new Promise<Buffer>((resolve, reject) => {
+    let settled = false;
+    const settle = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+      void worker.terminate();
+    };
+    const timer = setTimeout(
+      () => settle(() => reject(new PdfRenderError('time', `Rendering the PDF took longer than ${Math.round(budget.timeoutMs / 100) / 10} s; export a part of the tree with page`))),
+      budget.timeoutMs,
+    );
+    worker.on('message', (out: PdfWorkerOutput) => {
+      if (out.type === 'next') {
+        nextBatch().then(
+          (batch) => {
+            if (!settled) worker.postMessage({ pages: batch } satisfies PdfWorkerBatch);
+          },
+          (err) => settle(() => reject(err)), // loading the pages failed (the database): not the render's fault
+        );
+        return;
+      }
+      settle(() => (out.ok ? resolve(Buffer.from(out.pdf.buffer, out.pdf.byteOffset, out.pdf.byteLength)) : reject(new PdfRenderError(out.tooLarge ? 'bytes' : 'failed', out.message))));
+    });
+    worker.on('error', (err: Error & { code?: string }) =>
+      settle(() =>
+        reject(
+          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? new PdfRenderError('memory', `Rendering the PDF needed more than ${budget.maxHeapMb} MiB of memory; export a part of the tree with page`)
+            : new PdfRenderError('failed', `Rendering the PDF failed: ${err.message}`),
+        ),
+      ),
+    );
+    worker.on('exit', (code) => settle(() => reject(new PdfRenderError('failed', `The PDF renderer stopped (exit code ${code})`))));
+  });
+}
