@@ -5,14 +5,16 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { contentCaches } from '../src/graphql/content.ts';
+import { expectValidResponse } from './openapi.ts';
 
 const CACHE_BYTES = 1024 * 1024;
+const BODIES_BYTES = 64 * 1024;
 let t: TestApp;
 
 beforeAll(async () => {
   // A short statement timeout so a locked table times a read out quickly; a small cache so a
   // few hundred pages overflow it.
-  t = await startTestApp({ config: { dbStatementTimeoutMs: 1000, contentCacheBytes: CACHE_BYTES } });
+  t = await startTestApp({ config: { dbStatementTimeoutMs: 1000, contentCacheBytes: CACHE_BYTES, pageListBodiesMaxBytes: BODIES_BYTES } });
 });
 afterAll(async () => {
   await t?.close();
@@ -118,5 +120,37 @@ describe('the tree cache is bounded by bytes', () => {
     // The estimate is per page, not per tree: each kept tree counts at least 800 bytes a page.
     const cachedSizes = [...trees.keys()].map((k) => [trees.get(k)!.ordered.length, trees.info(k)?.size ?? 0] as const);
     for (const [count, size] of cachedSizes) expect(size).toBeGreaterThan(count * 800);
+  });
+});
+
+describe('GET …/content/pages carries bodies (the contract), bounded', () => {
+  it('lists with bodies up to the bound; above it a 400 that says what to do, while each page still reads alone', async () => {
+    const body = (n: number) => `Part ${n}: ${'Lorem ipsum dolor sit amet. '.repeat(1100)}`; // about 30 KB
+    const small = await newSpace('Small bodies');
+    expect((await t.rest('POST', `/v1/spaces/${small}/content`, { changes: [{ operation: 'insert_page', title: 'One', document: { markdown: body(1) } }] })).status).toBe(200);
+    const ok = await t.rest('GET', `/v1/spaces/${small}/content/pages`);
+    expect(ok.status).toBe(200);
+    expectValidResponse('GET', '/spaces/{spaceId}/content/pages', 200, ok.body);
+    expect(ok.body.pages[0].markdown).toBe(body(1));
+
+    const big = await newSpace('Big bodies');
+    const changes = [1, 2, 3].map((n) => ({ operation: 'insert_page', title: `Part ${n}`, document: { markdown: body(n) } }));
+    expect((await t.rest('POST', `/v1/spaces/${big}/content`, { changes })).status).toBe(200);
+    for (const path of [`/v1/spaces/${big}/content/pages`, `/v1/spaces/${big}/content`]) {
+      const r = await t.rest('GET', path);
+      expect(r.status, path).toBe(400);
+      expect(r.body.error.message).toMatch(/bodies total 0\.\d MiB, more than one answer carries \(0\.1 MiB\).*content\/page/);
+    }
+    const gql = await t.gql(`query($id: ID!) { space(id: $id) { revision { allPages { id markdown } } } }`, { id: big });
+    expect(gql.errors?.[0].extensions?.code).toBe('BAD_REQUEST');
+    // Without bodies the list is fine; and every page reads alone, its own body only.
+    const tree = await t.gql(`query($id: ID!) { space(id: $id) { revision { allPages { id title } } } }`, { id: big });
+    expect(tree.data.space.revision.allPages).toHaveLength(3);
+    for (const [i, p] of tree.data.space.revision.allPages.entries()) {
+      const r = await t.rest('GET', `/v1/spaces/${big}/content/page/${p.id}`);
+      expect(r.status).toBe(200);
+      expectValidResponse('GET', '/spaces/{spaceId}/content/page/{pageId}', 200, r.body);
+      expect(r.body.markdown).toBe(body(i + 1));
+    }
   });
 });

@@ -232,11 +232,43 @@ export function selectsPageContent(info: GraphQLResolveInfo): boolean {
   return info.fieldNodes.some((n) => walk(n.selectionSet));
 }
 
-/** Page content with markdown for a page built without it (a second, batched load). */
+/**
+ * Page content with markdown for a page built without it: this page's body only, batched with
+ * the other bodies asked for in the same tick (one statement), never the whole revision's.
+ */
 async function withBody(ctx: Context, page: ContentPage): Promise<ContentPage | undefined> {
   if (page.content.withMarkdown) return page;
-  const full = await loadRevisionContent(ctx, page.content.revision, { withMarkdown: true });
-  return full.byId.get(page.id);
+  const [row] = await loadPageVersions(ctx, [page.version.id], true);
+  return row ? { ...page, version: row } : undefined;
+}
+
+/**
+ * A whole revision's pages with their bodies, when the selection asks for bodies. The bodies one
+ * request lists this way are bounded together by `PAGE_LIST_BODIES_MB` (a 400 above it),
+ * measured before they load by one statement per tick that reads only their sizes
+ * (`octet_length` neither decompresses nor fetches TOASTed values).
+ */
+async function pagesWithBodies(ctx: Context, revision: RevisionRow, info: GraphQLResolveInfo): Promise<RevisionContent> {
+  if (!selectsPageContent(info)) return loadRevisionContent(ctx, revision, { withMarkdown: false });
+  const bytes = await loader<string, number>(ctx, 'revision.bodyBytes', async (ids) => {
+    const rows = await ctx.prisma.$queryRaw<Array<{ id: string; bytes: bigint | number | null }>>(
+      Prisma.sql`SELECT r.id, coalesce(sum(octet_length(pv.markdown)), 0)::bigint AS bytes
+        FROM "Revision" r JOIN "PageVersion" pv ON pv.id = ANY(r."pageVersionIds") WHERE r.id = ANY(${[...ids]}::text[]) GROUP BY r.id`,
+    );
+    const m = new Map(rows.map((r) => [r.id, Number(r.bytes ?? 0)]));
+    return ids.map((id) => m.get(id) ?? 0);
+  }).load(revision.id);
+  // Counted once per revision and request, against one total for the request.
+  const counted = (ctx.loaders.get('revision.bodyBytes.counted') as Map<string, number> | undefined) ?? new Map<string, number>();
+  ctx.loaders.set('revision.bodyBytes.counted', counted);
+  counted.set(revision.id, bytes);
+  const total = [...counted.values()].reduce((a, b) => a + b, 0);
+  const max = ctx.config.pageListBodiesMaxBytes;
+  if (total > max) {
+    const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+    throw badRequest('', `The pages' bodies total ${mib(total)}, more than one answer carries (${mib(max)}): list the pages without bodies (GraphQL), or read them one at a time (GET …/content/page/{pageId})`);
+  }
+  return loadRevisionContent(ctx, revision, { withMarkdown: true });
 }
 
 // ------------------------------------------------------------------ keyset pages over derived lists
@@ -517,27 +549,28 @@ export const RevisionRef = builder.prismaNode('Revision', {
     pages: t.field({
       type: [RevisionPageRef],
       description: 'Root pages, in order; nest `pages` to go deeper.',
-      resolve: async (r, _a, ctx, info) => (await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) })).roots,
+      resolve: async (r, _a, ctx, info) => (await pagesWithBodies(ctx, r, info)).roots,
     }),
     allPages: t.field({
       type: [RevisionPageRef],
       description: 'Every page, pre-order (parents before children), with `parentId` and `depth`.',
-      resolve: async (r, _a, ctx, info) => (await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) })).ordered,
+      resolve: async (r, _a, ctx, info) => (await pagesWithBodies(ctx, r, info)).ordered,
     }),
     page: t.field({
       type: RevisionPageRef,
       nullable: true,
       description: 'A page by id; null when not in this revision. REST: GET /v1/spaces/{spaceId}/content/page/{pageId}.',
       args: { id: t.arg.string({ required: true, description: 'Page id (`page_…`).' }) },
-      resolve: async (r, { id }, ctx, info) => (await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) })).byId.get(id) ?? null,
+      // The tree without bodies: a selected body loads for this page (and its descendants) only.
+      resolve: async (r, { id }, ctx) => (await loadRevisionContent(ctx, r, { withMarkdown: false })).byId.get(id) ?? null,
     }),
     pageByPath: t.field({
       type: RevisionPageRef,
       nullable: true,
       description: 'A page by path (e.g. `guide/setup`; leading and trailing slashes ignored); null when none.',
       args: { path: t.arg.string({ required: true, description: 'Slug chain from the root.' }) },
-      resolve: async (r, { path }, ctx, info) => {
-        const content = await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) });
+      resolve: async (r, { path }, ctx) => {
+        const content = await loadRevisionContent(ctx, r, { withMarkdown: false });
         const id = content.byPath.get(path.replace(/^\/+|\/+$/g, ''));
         return id ? (content.byId.get(id) ?? null) : null;
       },
