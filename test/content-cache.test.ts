@@ -120,6 +120,11 @@ describe('the tree cache is bounded by bytes', () => {
     // The estimate is per page, not per tree: each kept tree counts at least 800 bytes a page.
     const cachedSizes = [...trees.keys()].map((k) => [trees.get(k)!.ordered.length, trees.info(k)?.size ?? 0] as const);
     for (const [count, size] of cachedSizes) expect(size).toBeGreaterThan(count * 800);
+    // The same figures on /metrics, for operators.
+    const metrics = await (await fetch(`${t.baseUrl}/metrics`)).text();
+    const gauge = (name: string) => Number(new RegExp(`^${name}\\{cache="page_trees"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    expect(gauge('docgraph_cache_bytes')).toBe(trees.calculatedSize);
+    expect(gauge('docgraph_cache_max_bytes')).toBe(bound);
   });
 });
 
