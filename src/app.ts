@@ -67,7 +67,7 @@ export async function createApp(opts: {
   // Counters in the database, shared by every process, with their own small pool (rate-limit.ts).
   const rateLimits = config.rateLimit.enabled ? new RateLimits(config.rateLimit, databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
   const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs, rateLimits });
-  obs.watch({ publishedCache: server.publishedCache.stats, live, caches: () => cacheSizes(config, server.publishedCache) });
+  obs.watch({ publishedCache: server.publishedCache.stats, live, caches: () => cacheSizes(config, server) });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
 
@@ -142,10 +142,13 @@ export async function createApp(opts: {
 export type HttpServer = http.Server;
 
 /** The process caches' counted bytes and bounds, for /metrics. */
-function cacheSizes(config: Config, published: { size(): { bytes: number; maxBytes: number } }) {
+function cacheSizes(config: Config, server: ReturnType<typeof createHttpServer>) {
   const content = contentCaches(config);
+  const { documentCache, errorCache } = server.documentCaches;
   return [
-    { name: 'published_structure', ...published.size() },
+    { name: 'published_structure', ...server.publishedCache.size() },
+    { name: 'graphql_documents', bytes: documentCache.calculatedSize, maxBytes: documentCache.maxSize },
+    { name: 'graphql_parse_errors', bytes: errorCache.calculatedSize, maxBytes: errorCache.maxSize },
     { name: 'page_trees', bytes: content.trees?.calculatedSize ?? 0, maxBytes: content.trees?.maxSize ?? 0 },
     { name: 'revision_rows', bytes: content.rows?.calculatedSize ?? 0, maxBytes: content.rows?.maxSize ?? 0 },
     { name: 'conditions', bytes: conditionCacheBytes(), maxBytes: CONDITION_CACHE_BYTES },

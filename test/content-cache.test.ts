@@ -159,3 +159,22 @@ describe('GET …/content/pages carries bodies (the contract), bounded', () => {
     }
   });
 });
+
+describe("yoga's parsed-document cache is bounded by bytes", () => {
+  it('hundreds of distinct padded documents, posted without a token, fill it no further than its bound', async () => {
+    const { documentCache, errorCache } = t.app.server.documentCaches;
+    const post = (query: string) => fetch(`${t.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+    // 60,000 characters of comment each: a valid document of one field.
+    for (let i = 0; i < 320; i += 4) {
+      await Promise.all([0, 1, 2, 3].map((k) => post(`{ __typename } # ${i + k} ${'x'.repeat(60_000)}`)));
+      expect(documentCache.calculatedSize).toBeLessThanOrEqual(documentCache.maxSize);
+    }
+    expect(documentCache.calculatedSize).toBeGreaterThan(documentCache.maxSize / 2);
+    // Documents too large for one entry are parsed and not kept; so are broken ones.
+    const before = documentCache.calculatedSize;
+    for (let i = 0; i < 5; i++) await post(`{ __typename } # ${i} ${'y'.repeat(2_000_000)}`);
+    expect(documentCache.calculatedSize).toBeLessThanOrEqual(before);
+    for (let i = 0; i < 100; i++) await post(`{ __typename  # ${i} ${'z'.repeat(60_000)}`);
+    expect(errorCache.calculatedSize).toBeLessThanOrEqual(errorCache.maxSize);
+  }, 120_000);
+});
