@@ -9,6 +9,8 @@ import type { TaskDeps } from './domain/context.ts';
 import { onTransactionRetry } from './db/transaction.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { schema } from './graphql/schema.ts';
+import { contentCaches } from './graphql/content.ts';
+import { CONDITION_CACHE_BYTES, conditionCacheBytes } from './lib/conditions.ts';
 import { buildRestRouter } from './rest/index.ts';
 import { createHttpServer } from './http/server.ts';
 import { drainHttpServer } from './http/drain.ts';
@@ -66,7 +68,7 @@ export async function createApp(opts: {
   // Counters in the database, shared by every process, with their own small pool (rate-limit.ts).
   const rateLimits = config.rateLimit.enabled ? new RateLimits(config.rateLimit, databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
   const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs, rateLimits });
-  obs.watch({ publishedCache: server.publishedCache.stats, live, tokens });
+  obs.watch({ publishedCache: server.publishedCache.stats, live, tokens, caches: () => cacheSizes(config, server) });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
 
@@ -141,3 +143,17 @@ export async function createApp(opts: {
 }
 
 export type HttpServer = http.Server;
+
+/** The process caches' counted bytes and bounds, for /metrics. */
+function cacheSizes(config: Config, server: ReturnType<typeof createHttpServer>) {
+  const content = contentCaches(config);
+  const { documentCache, errorCache } = server.documentCaches;
+  return [
+    { name: 'published_structure', ...server.publishedCache.size() },
+    { name: 'graphql_documents', bytes: documentCache.calculatedSize, maxBytes: documentCache.maxSize },
+    { name: 'graphql_parse_errors', bytes: errorCache.calculatedSize, maxBytes: errorCache.maxSize },
+    { name: 'page_trees', bytes: content.trees?.calculatedSize ?? 0, maxBytes: content.trees?.maxSize ?? 0 },
+    { name: 'revision_rows', bytes: content.rows?.calculatedSize ?? 0, maxBytes: content.rows?.maxSize ?? 0 },
+    { name: 'conditions', bytes: conditionCacheBytes(), maxBytes: CONDITION_CACHE_BYTES },
+  ];
+}

@@ -43,6 +43,10 @@ const EnvSchema = z.object({
   TOKEN_CACHE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** Memory for stored published-structure responses per process, MiB (0 = no cache). */
   STRUCTURE_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
+  /** Memory for page trees and revision rows shared across requests per process, MiB (0 = no cache). */
+  CONTENT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
+  /** Page bodies one answer may carry when it lists a whole revision's pages with their content, MiB. */
+  PAGE_LIST_BODIES_MB: z.coerce.number().min(0.001).max(1024).default(32),
   /** Server-side statement timeout for API requests, ms (0 = none); the client waits 1 s more. */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
   /** Opening a database connection, and waiting for a free pooled one, ms (0 = no limit). */
@@ -143,6 +147,10 @@ export type Config = {
   tokenCache: boolean;
   /** Bytes of stored published-structure responses per process (src/http/published-cache.ts); 0 = off. */
   structureCacheBytes: number;
+  /** Bytes (estimated) of page trees and revision rows kept across requests (src/graphql/content.ts); 0 = off. */
+  contentCacheBytes: number;
+  /** Largest total of page bodies (bytes) in one answer listing every page with its content (REST listPages, GraphQL `allPages { markdown }`). */
+  pageListBodiesMaxBytes: number;
   /** Bounds on what one request may send (src/http/limits.ts, docs/decisions.md). */
   limits: {
     maxBodyBytes: number;
@@ -253,6 +261,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runWorker: e.RUN_WORKER,
     tokenCache: e.TOKEN_CACHE,
     structureCacheBytes: Math.round(e.STRUCTURE_CACHE_MB * 1024 * 1024),
+    contentCacheBytes: Math.round(e.CONTENT_CACHE_MB * 1024 * 1024),
+    pageListBodiesMaxBytes: Math.round(e.PAGE_LIST_BODIES_MB * 1024 * 1024),
     limits: {
       maxBodyBytes: e.MAX_BODY_BYTES,
       bodyBudgetBytes: Math.max(e.BODY_BUDGET_BYTES, e.MAX_BODY_BYTES),

@@ -83,6 +83,23 @@ describe('page', () => {
     expect(nested.errors?.[0].extensions?.code).toBe('BAD_REQUEST');
   });
 
+  it('GraphQL: a bad after is BAD_REQUEST when only totalCount is selected, too (issue 20)', async () => {
+    const count = `query($id: ID!, $after: String) { teams(organizationId: $id, after: $after) { totalCount } }`;
+    const good = await t.gql(count, { id: org });
+    expect(good.errors).toBeUndefined();
+    const spacesCursor = (await t.rest('GET', `/v1/collections/${collectionId}/spaces?limit=1`)).body.next.page as string;
+    for (const after of ['garbage', 'R1BDOlM6aWQ=', spacesCursor]) {
+      const bad = await t.gql(count, { id: org, after });
+      expect(bad.errors?.[0].extensions, after).toMatchObject({ code: 'BAD_REQUEST', field: 'after' });
+      expect(bad.data?.teams ?? null).toBeNull();
+    }
+    // A cursor of this very list is fine with the count alone.
+    const teamsCursor = (await t.rest('GET', `/v1/orgs/${org}/teams?limit=1`)).body.next.page as string;
+    const ok = await t.gql(count, { id: org, after: teamsCursor });
+    expect(ok.errors).toBeUndefined();
+    expect(ok.data.teams.totalCount).toBe(good.data.teams.totalCount);
+  });
+
   it('GraphQL: a query over the complexity budget is BAD_REQUEST naming the limit and the figure', async () => {
     const r = await t.gql(
       `query($id: ID!) { organization(id: $id) { teams(first: 1000) { nodes { members(first: 1000) { nodes { user { id } } } } } } }`,

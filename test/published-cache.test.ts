@@ -216,5 +216,71 @@ describe('published-structure cache', () => {
     } finally {
       await other.close();
     }
+  }, 120_000);
+});
+
+describe('published-structure cache: bounded by bytes (issue 20)', () => {
+  it('visitor claims over the bound are a BAD_REQUEST naming visitor.claims', async () => {
+    const outsider = await t.createUser();
+    expect((await read(outsider.token)).status).toBe(200);
+    const refused = async (claims: unknown) => {
+      const r = await read(outsider.token, { visitor: { claims } });
+      expect(r.json.data).toBeNull();
+      expect(r.json.errors?.[0].extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'visitor.claims' });
+    };
+    await refused({ pad: 'x'.repeat(8 * 1024) });
+    await refused(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, true])));
+    await refused({ a: { b: { c: { d: { e: { f: true } } } } } });
+    await refused({ unsigned: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, [1, 2]])) });
+    // Within the bounds: fine.
+    expect((await read(outsider.token, { visitor: { claims: { beta: true, unsigned: { plan: 'pro', region: ['eu'] } } } })).status).toBe(200);
   });
+
+  it('requests with distinct 3 MiB pads (the attack) are refused and leave the cache as it was', async () => {
+    const outsider = await t.createUser();
+    await read(outsider.token);
+    const cache = t.app.server.publishedCache;
+    const before = { ...cache.size(), stores: cache.stats.stores };
+    const pad = 'p'.repeat(3 * 1024 * 1024);
+    // 40 (the issue's attack took 135; each is refused the same way), two at a time: the body
+    // budget (8 MiB across requests) answers a third 503 meanwhile.
+    for (let lane = 0; lane < 40; lane += 2) {
+      const rs = await Promise.all([0, 1].map((k) => read(outsider.token, { visitor: { claims: { pad: `${lane + k}${pad}` } } })));
+      for (const r of rs) expect(r.json.errors?.[0].extensions?.field, r.text.slice(0, 300)).toBe('visitor.claims');
+    }
+    expect(cache.stats.stores).toBe(before.stores);
+    expect(cache.size().bytes).toBe(before.bytes);
+  }, 120_000);
+
+  it('pads just under the bound: the counted size (keys and values) stays under the bound, and keys are digests', async () => {
+    const maxBytes = 128 * 1024;
+    const other = await startSecondApp(t, { structureCacheBytes: maxBytes, rateLimit: { ...t.app.config.rateLimit, enabled: false } });
+    try {
+      const outsider = await t.createUser();
+      const cache = other.app.server.publishedCache;
+      let ok = 0;
+      for (let i = 0; i < 200; i += 4) {
+        const rs = await Promise.all(
+          [0, 1, 2, 3].map((k) =>
+            fetch(`${other.baseUrl}/graphql`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${outsider.token}` },
+              body: JSON.stringify({ query: STRUCTURE, variables: { siteId, visitor: { claims: { pad: `${i + k}`.padEnd(8000, 'x') } }, unused: 'u'.repeat(100_000) } }),
+            }),
+          ),
+        );
+        for (const r of rs) if (r.status === 200) ok++;
+        expect(cache.size().bytes).toBeLessThanOrEqual(maxBytes);
+      }
+      expect(ok).toBe(200);
+      expect(cache.stats.stores).toBe(200);
+      // Evicted as it filled: fewer entries than requests, the bound nearly used.
+      expect(cache.size().entries).toBeLessThan(200);
+      expect(cache.size().bytes).toBeGreaterThan(maxBytes / 2);
+      // Each key is a sha256 digest (43 base64url characters), whatever the claims' size.
+      for (const key of cache.keys()) expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    } finally {
+      await other.close();
+    }
+  }, 120_000);
 });

@@ -345,8 +345,49 @@ export function orderSections<S extends { id: string; groupId: string | null; po
 
 export type VisitorClaims = Record<string, unknown>;
 
+/**
+ * Bounds on visitor claims (issue 20): claims are part of the published cache's key and walked by
+ * every condition, so a caller may not send megabytes of them. Serialized JSON size (UTF-16
+ * units), properties and array items counted at every level, and nesting below `claims`.
+ */
+export const VISITOR_CLAIMS_LIMITS = { maxBytes: 8 * 1024, maxEntries: 64, maxDepth: 5 } as const;
+
+/** Why these claims exceed VISITOR_CLAIMS_LIMITS, or null. Stops walking at the first excess. */
+export function claimsExcess(claims: unknown): string | null {
+  const { maxBytes, maxEntries, maxDepth } = VISITOR_CLAIMS_LIMITS;
+  let bytes = 0;
+  let entries = 0;
+  const walk = (v: unknown, depth: number): string | null => {
+    if (typeof v === 'string') bytes += v.length + 2;
+    else if (v === null || typeof v !== 'object') bytes += String(v).length;
+    else {
+      if (depth > maxDepth) return `nested deeper than ${maxDepth} levels`;
+      const items: Array<[string | null, unknown]> = Array.isArray(v) ? v.map((x) => [null, x]) : Object.entries(v);
+      bytes += 2;
+      for (const [key, item] of items) {
+        entries += 1;
+        if (entries > maxEntries) return `more than ${maxEntries} properties and items in all`;
+        bytes += key == null ? 1 : key.length + 4;
+        if (bytes > maxBytes) break;
+        const deeper = walk(item, depth + 1);
+        if (deeper) return deeper;
+      }
+    }
+    return bytes > maxBytes ? `larger than ${maxBytes / 1024} KiB as JSON` : null;
+  };
+  return walk(claims, 1);
+}
+
 /** Visitor input of the GraphQL preview: `{ claims: {...} }`, read by `visitor.claims.x`. */
-export const VisitorInput = z.strictObject({ claims: z.record(z.string(), z.unknown()).optional() });
+export const VisitorInput = z.strictObject({
+  claims: z
+    .record(z.string(), z.unknown())
+    .superRefine((claims, ctx) => {
+      const excess = claimsExcess(claims);
+      if (excess) ctx.addIssue({ code: 'custom', message: `visitor claims may not be ${excess}` });
+    })
+    .optional(),
+});
 
 /**
  * Whether a visitor sees an item with this condition. No visitor (undefined claims) means no

@@ -39,17 +39,16 @@ import { LRUCache } from 'lru-cache';
 
 /** Revision rows by id: from the process cache (rows are immutable), else one statement per tick. */
 export function loadRevisionById(ctx: Context, id: string): Promise<Revision | null> {
-  const cached = revisionRowCache.get(id);
+  const caches = contentCaches(ctx.config);
+  const cached = caches.rows?.get(id);
   if (cached) return Promise.resolve(cached);
   return loader<string, Revision | null>(ctx, 'revision.byId', async (ids) => {
     const rows = await ctx.prisma.revision.findMany({ where: { id: { in: [...ids] } } });
     const m = new Map(rows.map((r) => [r.id, r]));
-    for (const r of rows) revisionRowCache.set(r.id, r);
+    for (const r of rows) caches.rows?.set(r.id, r);
     return ids.map((i) => m.get(i) ?? null);
   }).load(id);
 }
-
-const revisionRowCache = new LRUCache<string, Revision>({ max: 5000 });
 
 export function loadRevisionsBatched(ctx: Context, ids: readonly string[]): Promise<Array<Revision | null>> {
   return Promise.all(ids.map((id) => loadRevisionById(ctx, id)));
@@ -64,9 +63,10 @@ const FULL_COLUMNS = Prisma.raw(
 
 /**
  * Page-version rows by id; without markdown unless asked. One statement per request tick and
- * column set (`id = ANY($1)`, a single array parameter, so thousands of pages fit).
+ * column set (`id = ANY($1)`, a single array parameter, so thousands of pages fit). Null for an
+ * id with no row; a failed statement (a timeout, a lost connection) rejects: it is not "no row".
  */
-export function loadPageVersions(ctx: Context, ids: readonly string[], withMarkdown: boolean): Promise<Array<PageVersionRow | null>> {
+export async function loadPageVersions(ctx: Context, ids: readonly string[], withMarkdown: boolean): Promise<Array<PageVersionRow | null>> {
   const l = loader<string, PageVersionRow | null>(ctx, withMarkdown ? 'pageVersion.full' : 'pageVersion.meta', async (keys) => {
     const rows = await ctx.prisma.$queryRaw<PageVersionRow[]>(
       Prisma.sql`SELECT ${withMarkdown ? FULL_COLUMNS : META_COLUMNS} FROM "PageVersion" WHERE id = ANY(${[...keys]}::text[])`,
@@ -74,12 +74,18 @@ export function loadPageVersions(ctx: Context, ids: readonly string[], withMarkd
     const m = new Map(rows.map((r) => [r.id, r]));
     return keys.map((k) => m.get(k) ?? null);
   });
-  return l.loadMany([...ids]).then((rows) => rows.map((r) => (r instanceof Error ? null : r)));
+  // loadMany answers a failed batch with Error values in place of rows; reading those as "no
+  // row" once cached a timed-out load as an empty tree (issue 20). Rethrow the first.
+  const rows = await l.loadMany([...ids]);
+  for (const r of rows) if (r instanceof Error) throw r;
+  return rows as Array<PageVersionRow | null>;
 }
 
 /**
  * A revision's page tree with paths, memoized per request. Content without markdown is enough for
  * trees and titles; `withMarkdown` loads page bodies too (links, backlinks, `markdown` fields).
+ * Trees without bodies are shared across requests (`contentCaches`): one load at a time per
+ * revision, and only a complete one is kept.
  */
 export function loadRevisionContent(ctx: Context, revision: RevisionRow | string, opts: { withMarkdown: boolean }): Promise<RevisionContent> {
   const memo = memoOf(ctx);
@@ -87,35 +93,106 @@ export function loadRevisionContent(ctx: Context, revision: RevisionRow | string
   const full = memo.get(`${id}:full`);
   if (full) return full;
   const key = `${id}:${opts.withMarkdown ? 'full' : 'meta'}`;
-  let p = memo.get(key) ?? (opts.withMarkdown ? undefined : treeCache.get(id));
+  let p = memo.get(key);
   if (!p) {
-    p = (async () => {
+    const load = async () => {
       const row = typeof revision === 'string' ? await loadRevisionById(ctx, revision) : revision;
       if (!row) throw notFound('Revision');
       const rows = await loadPageVersions(ctx, row.pageVersionIds, opts.withMarkdown);
       const versions = new Map<string, PageVersionRow>();
       for (const r of rows) if (r) versions.set(r.id, r);
-      return buildRevisionContent(row, versions, opts.withMarkdown);
-    })();
-    if (!opts.withMarkdown) {
-      // Only successful loads are shared across requests.
-      const cached = p;
-      p.then(
-        () => treeCache.set(id, cached),
-        () => {},
-      );
-    }
+      const content = buildRevisionContent(row, versions, opts.withMarkdown);
+      return { content, complete: versions.size === new Set(row.pageVersionIds).size };
+    };
+    p = opts.withMarkdown ? load().then((l) => l.content) : sharedTree(ctx, id, load);
   }
   memo.set(key, p);
   return p;
 }
 
 /**
- * Page trees (titles, paths, nesting — no bodies) by revision id, shared across requests.
- * Revisions are immutable, so an entry never goes stale: a change lands as a new revision id and
- * is visible at once. Each instance keeps its own; there is nothing to invalidate between them.
+ * The shared tree of a revision: from the cache, else the load already running for it (its
+ * waiters share its outcome, an error too), else a new load. Only a complete tree is stored:
+ * a failed load leaves nothing behind, so the next read tries the database again.
  */
-const treeCache = new LRUCache<string, Promise<RevisionContent>>({ max: 5000 });
+function sharedTree(ctx: Context, id: string, load: () => Promise<{ content: RevisionContent; complete: boolean }>): Promise<RevisionContent> {
+  const caches = contentCaches(ctx.config);
+  const cached = caches.trees?.get(id);
+  if (cached) return Promise.resolve(cached);
+  const running = caches.loading.get(id);
+  if (running) return running;
+  const p = load().then(
+    ({ content, complete }) => {
+      caches.loading.delete(id);
+      if (complete) caches.trees?.set(id, content);
+      else ctx.log.warn({ revisionId: id }, 'revision tree with missing page versions: not cached');
+      return content;
+    },
+    (error) => {
+      caches.loading.delete(id);
+      throw error;
+    },
+  );
+  caches.loading.set(id, p);
+  return p;
+}
+
+/**
+ * Process-wide caches of immutable content, per configuration (so test apps in one process keep
+ * their own): page trees (titles, paths, nesting — no bodies) and revision rows by revision id.
+ * Revisions are immutable, so an entry never goes stale: a change lands as a new revision id and
+ * is visible at once; each instance keeps its own and there is nothing to invalidate.
+ * Both are bounded by estimated bytes (`CONTENT_CACHE_MB`: trees ¾, rows ¼), never by count:
+ * a 10,000-page tree weighs some 10 MB, a 10-page one a few kB.
+ */
+export type ContentCaches = {
+  trees?: LRUCache<string, RevisionContent>;
+  rows?: LRUCache<string, Revision>;
+  loading: Map<string, Promise<RevisionContent>>;
+};
+const cachesByConfig = new WeakMap<object, ContentCaches>();
+
+export function contentCaches(config: Context['config']): ContentCaches {
+  let c = cachesByConfig.get(config);
+  if (!c) {
+    const bytes = config.contentCacheBytes ?? 64 * 1024 * 1024;
+    c = { loading: new Map() };
+    if (bytes > 0) {
+      c.trees = new LRUCache<string, RevisionContent>({ maxSize: Math.max(1, Math.floor(bytes * 0.75)), sizeCalculation: treeBytes });
+      c.rows = new LRUCache<string, Revision>({ maxSize: Math.max(1, Math.floor(bytes * 0.25)), sizeCalculation: revisionRowBytes });
+    }
+    cachesByConfig.set(config, c);
+  }
+  return c;
+}
+
+// Estimates of V8 heap bytes, calibrated with `node --expose-gc` on 50 trees of 1,000 pages
+// (1.15 kB measured per page with 20–30-character ids, titles and slugs): fixed object overhead
+// per page plus two bytes per character of its strings (one-byte strings cost less: an
+// overestimate). The tree's revision row is counted with it (also in the row cache: counted twice).
+const PAGE_OVERHEAD = 800;
+const strBytes = (s: string | null | undefined) => (s ? 16 + 2 * s.length : 0);
+const jsonBytes = (v: unknown) => (v == null ? 0 : 3 * JSON.stringify(v).length);
+
+function pageVersionBytes(v: PageVersionRow): number {
+  return (
+    strBytes(v.id) + strBytes(v.pageId) + strBytes(v.spaceId) + strBytes(v.title) + strBytes(v.slug) + strBytes(v.emoji) + strBytes(v.icon) +
+    strBytes(v.description) + strBytes(v.href) + strBytes(v.condition) + jsonBytes(v.layout)
+  );
+}
+
+export function treeBytes(content: RevisionContent): number {
+  let bytes = 1024 + revisionRowBytes(content.revision);
+  for (const page of content.ordered) bytes += PAGE_OVERHEAD + strBytes(page.id) + strBytes(page.path) + pageVersionBytes(page.version);
+  return bytes;
+}
+
+export function revisionRowBytes(row: RevisionRow): number {
+  let bytes = 1024 + jsonBytes(row.tree) + jsonBytes(row.variables) + jsonBytes(row.reusableContents);
+  for (const id of row.pageVersionIds) bytes += 8 + strBytes(id);
+  for (const id of row.fileIds) bytes += 8 + strBytes(id);
+  return bytes;
+}
 
 function memoOf(ctx: Context): Map<string, Promise<RevisionContent>> {
   let m = ctx.loaders.get('revision.content') as Map<string, Promise<RevisionContent>> | undefined;
@@ -155,11 +232,43 @@ export function selectsPageContent(info: GraphQLResolveInfo): boolean {
   return info.fieldNodes.some((n) => walk(n.selectionSet));
 }
 
-/** Page content with markdown for a page built without it (a second, batched load). */
+/**
+ * Page content with markdown for a page built without it: this page's body only, batched with
+ * the other bodies asked for in the same tick (one statement), never the whole revision's.
+ */
 async function withBody(ctx: Context, page: ContentPage): Promise<ContentPage | undefined> {
   if (page.content.withMarkdown) return page;
-  const full = await loadRevisionContent(ctx, page.content.revision, { withMarkdown: true });
-  return full.byId.get(page.id);
+  const [row] = await loadPageVersions(ctx, [page.version.id], true);
+  return row ? { ...page, version: row } : undefined;
+}
+
+/**
+ * A whole revision's pages with their bodies, when the selection asks for bodies. The bodies one
+ * request lists this way are bounded together by `PAGE_LIST_BODIES_MB` (a 400 above it),
+ * measured before they load by one statement per tick that reads only their sizes
+ * (`octet_length` neither decompresses nor fetches TOASTed values).
+ */
+async function pagesWithBodies(ctx: Context, revision: RevisionRow, info: GraphQLResolveInfo): Promise<RevisionContent> {
+  if (!selectsPageContent(info)) return loadRevisionContent(ctx, revision, { withMarkdown: false });
+  const bytes = await loader<string, number>(ctx, 'revision.bodyBytes', async (ids) => {
+    const rows = await ctx.prisma.$queryRaw<Array<{ id: string; bytes: bigint | number | null }>>(
+      Prisma.sql`SELECT r.id, coalesce(sum(octet_length(pv.markdown)), 0)::bigint AS bytes
+        FROM "Revision" r JOIN "PageVersion" pv ON pv.id = ANY(r."pageVersionIds") WHERE r.id = ANY(${[...ids]}::text[]) GROUP BY r.id`,
+    );
+    const m = new Map(rows.map((r) => [r.id, Number(r.bytes ?? 0)]));
+    return ids.map((id) => m.get(id) ?? 0);
+  }).load(revision.id);
+  // Counted once per revision and request, against one total for the request.
+  const counted = (ctx.loaders.get('revision.bodyBytes.counted') as Map<string, number> | undefined) ?? new Map<string, number>();
+  ctx.loaders.set('revision.bodyBytes.counted', counted);
+  counted.set(revision.id, bytes);
+  const total = [...counted.values()].reduce((a, b) => a + b, 0);
+  const max = ctx.config.pageListBodiesMaxBytes;
+  if (total > max) {
+    const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+    throw badRequest('', `The pages' bodies total ${mib(total)}, more than one answer carries (${mib(max)}): list the pages without bodies (GraphQL), or read them one at a time (GET …/content/page/{pageId})`);
+  }
+  return loadRevisionContent(ctx, revision, { withMarkdown: true });
 }
 
 // ------------------------------------------------------------------ keyset pages over derived lists
@@ -440,27 +549,28 @@ export const RevisionRef = builder.prismaNode('Revision', {
     pages: t.field({
       type: [RevisionPageRef],
       description: 'Root pages, in order; nest `pages` to go deeper.',
-      resolve: async (r, _a, ctx, info) => (await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) })).roots,
+      resolve: async (r, _a, ctx, info) => (await pagesWithBodies(ctx, r, info)).roots,
     }),
     allPages: t.field({
       type: [RevisionPageRef],
       description: 'Every page, pre-order (parents before children), with `parentId` and `depth`.',
-      resolve: async (r, _a, ctx, info) => (await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) })).ordered,
+      resolve: async (r, _a, ctx, info) => (await pagesWithBodies(ctx, r, info)).ordered,
     }),
     page: t.field({
       type: RevisionPageRef,
       nullable: true,
       description: 'A page by id; null when not in this revision. REST: GET /v1/spaces/{spaceId}/content/page/{pageId}.',
       args: { id: t.arg.string({ required: true, description: 'Page id (`page_…`).' }) },
-      resolve: async (r, { id }, ctx, info) => (await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) })).byId.get(id) ?? null,
+      // The tree without bodies: a selected body loads for this page (and its descendants) only.
+      resolve: async (r, { id }, ctx) => (await loadRevisionContent(ctx, r, { withMarkdown: false })).byId.get(id) ?? null,
     }),
     pageByPath: t.field({
       type: RevisionPageRef,
       nullable: true,
       description: 'A page by path (e.g. `guide/setup`; leading and trailing slashes ignored); null when none.',
       args: { path: t.arg.string({ required: true, description: 'Slug chain from the root.' }) },
-      resolve: async (r, { path }, ctx, info) => {
-        const content = await loadRevisionContent(ctx, r, { withMarkdown: selectsPageContent(info) });
+      resolve: async (r, { path }, ctx) => {
+        const content = await loadRevisionContent(ctx, r, { withMarkdown: false });
         const id = content.byPath.get(path.replace(/^\/+|\/+$/g, ''));
         return id ? (content.byId.get(id) ?? null) : null;
       },

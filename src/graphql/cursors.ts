@@ -61,6 +61,26 @@ export function encodeCursor(list: string, order: Order, values: unknown[]): str
 
 /** The sort key a cursor of `list` in `order` names; BAD_REQUEST naming `field` otherwise. */
 export function decodeCursor(cursor: string, list: string, order: Order, field: string): unknown[] {
+  const parsed = parseCursor(cursor, field);
+  if (parsed[1] !== signature(list, order)) throw badRequest(field, 'this cursor belongs to another list or ordering');
+  if (parsed[2].length !== order.length) throw badRequest(field, 'this cursor belongs to another list or ordering');
+  try {
+    return parsed[2].map(decodeValue);
+  } catch {
+    throw badRequest(field, 'not a cursor (malformed)');
+  }
+}
+
+/**
+ * What can be checked of a cursor before the list's ordering is known: its shape, checksum,
+ * format and list. A page that reads no rows (only `totalCount` selected) still refuses a bad one.
+ */
+export function checkCursor(cursor: string, list: string, field: string): void {
+  const parsed = parseCursor(cursor, field);
+  if (typeof parsed[1] !== 'string' || !parsed[1].startsWith(`${list}|`)) throw badRequest(field, 'this cursor belongs to another list or ordering');
+}
+
+function parseCursor(cursor: string, field: string): [number, unknown, unknown[]] {
   const m = CURSOR_SHAPE.exec(cursor);
   if (!m) throw badRequest(field, 'not a cursor (malformed or truncated)');
   const payload = Buffer.from(m[1], 'base64url').toString('utf8');
@@ -74,13 +94,7 @@ export function decodeCursor(cursor: string, list: string, order: Order, field: 
   if (!Array.isArray(parsed) || parsed.length !== 3 || parsed[0] !== VERSION || !Array.isArray(parsed[2])) {
     throw badRequest(field, 'not a cursor (unknown format)');
   }
-  if (parsed[1] !== signature(list, order)) throw badRequest(field, 'this cursor belongs to another list or ordering');
-  if (parsed[2].length !== order.length) throw badRequest(field, 'this cursor belongs to another list or ordering');
-  try {
-    return parsed[2].map(decodeValue);
-  } catch {
-    throw badRequest(field, 'not a cursor (malformed)');
-  }
+  return parsed as [number, unknown, unknown[]];
 }
 
 /** Prisma `where` for the items strictly after (or before) `values` in `order`. */
@@ -138,6 +152,9 @@ export class Keyset {
     }
     if (args.first != null && args.last != null) throw badRequest('last', 'use either first or last, not both');
     if (args.after != null && args.before != null) throw badRequest('before', 'use either after or before, not both');
+    // Checked here, not only when rows are read: a count-only page would otherwise take any text.
+    const cursor = args.before ?? args.after;
+    if (cursor != null) checkCursor(cursor, list, this.cursorField());
     this.backward = args.last != null || (args.before != null && args.first == null);
     this.size = args.first ?? args.last ?? defaultSize;
   }

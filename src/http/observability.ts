@@ -262,9 +262,32 @@ export class Observability {
     publishedCache?: { hits: number; misses: number; bypassed: number };
     live?: { readonly size: number; readonly reads: number };
     tokens?: { readonly serving: boolean };
+    /** Each process cache's counted bytes and bound (issue 20: every cache is bounded by bytes). */
+    caches?: () => Array<{ name: string; bytes: number; maxBytes: number }>;
   }) {
     const registry = this.metrics?.registry;
     if (!registry) return;
+    const caches = sources.caches;
+    if (caches) {
+      new Gauge({
+        name: 'docgraph_cache_bytes',
+        help: 'Bytes a process cache counts against its bound (estimated for page trees), by cache',
+        labelNames: ['cache'] as const,
+        registers: [registry],
+        collect() {
+          for (const c of caches()) this.set({ cache: c.name }, c.bytes);
+        },
+      });
+      new Gauge({
+        name: 'docgraph_cache_max_bytes',
+        help: 'The bound of a process cache in bytes, by cache',
+        labelNames: ['cache'] as const,
+        registers: [registry],
+        collect() {
+          for (const c of caches()) this.set({ cache: c.name }, c.maxBytes);
+        },
+      });
+    }
     const cache = sources.publishedCache;
     if (cache) {
       new Counter({

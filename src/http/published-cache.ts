@@ -18,11 +18,18 @@
 //   removed member, an unpublished site or a deactivated share key stops hits at once. A refusal
 //   falls through to normal execution, which answers the error.
 // - Visitor claims, share keys and the organization are arguments, so they are in the key.
+//
+// Bounded by bytes (issue 20): the key is a sha256 digest of the site, its version, the canonical
+// operation (printed, so whitespace and comments do not count) and the canonical variables (the
+// declared ones only, keys sorted), so whatever a caller sends, a key weighs 43 characters; the
+// LRU counts key and value bytes against `STRUCTURE_CACHE_MB`. Visitor claims are refused above
+// 8 KiB at input validation (domain/site-order.ts), and a refused request stores nothing.
 import {
   Kind,
   TypeInfo,
   getArgumentValues,
   getNamedType,
+  print,
   visit,
   visitWithTypeInfo,
   type DocumentNode,
@@ -33,6 +40,7 @@ import {
 } from 'graphql';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { stringify as canonicalJson } from 'safe-stable-stringify';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../graphql/context.ts';
 
@@ -66,7 +74,7 @@ export const CACHEABLE_FIELDS: Record<string, readonly string[]> = {
 };
 
 /** What a cacheable document needs at request time. */
-type Plan = { root: FieldNode; rootField: GraphQLField<unknown, unknown>; documentHash: string };
+type Plan = { root: FieldNode; rootField: GraphQLField<unknown, unknown>; documentHash: string; variableNames: string[] };
 
 export type PublishedCacheStats = { hits: number; misses: number; stores: number; bypassed: number };
 
@@ -74,16 +82,22 @@ export type PublishedCache = {
   plugin: Plugin<Context>;
   stats: PublishedCacheStats;
   clear(): void;
+  /** Bytes counted against the bound (keys and values, UTF-16 length × 2) and the entries. */
+  size(): { bytes: number; entries: number; maxBytes: number };
+  /** The stored keys (tests: each is a fixed-size digest). */
+  keys(): string[];
   /** Turn serving and storing on or off at run time (the benchmark measures both; off also clears). */
   setEnabled(on: boolean): void;
 };
 
 /**
- * The yoga plugin. `maxBytes` bounds the stored responses (UTF-16 length × 2); 0 disables it.
+ * The yoga plugin. `maxBytes` bounds the stored keys and responses (UTF-16 length × 2, plus a
+ * small overhead per entry); 0 disables it.
  */
 export function createPublishedCache(opts: { maxBytes: number }): PublishedCache {
   const stats: PublishedCacheStats = { hits: 0, misses: 0, stores: 0, bypassed: 0 };
-  const stored = new LRUCache<string, string>({ maxSize: Math.max(opts.maxBytes, 1), sizeCalculation: (s) => Math.max(1, s.length * 2) });
+  const maxSize = Math.max(opts.maxBytes, 1);
+  const stored = new LRUCache<string, string>({ maxSize, sizeCalculation: (value, key) => ENTRY_OVERHEAD + (key.length + value.length) * 2 });
   const plans = new WeakMap<DocumentNode, Map<string, Plan | null>>();
   let enabled = opts.maxBytes > 0;
 
@@ -117,7 +131,7 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
         stats.bypassed++;
         return;
       }
-      const key = `${siteId}\u0000${gate.version}\u0000${plan.documentHash}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(variables)}`;
+      const key = cacheKey(siteId, gate.version, plan, args.operationName, variables);
       const hit = stored.get(key);
       if (hit !== undefined) {
         stats.hits++;
@@ -141,11 +155,25 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
     plugin,
     stats,
     clear: () => stored.clear(),
+    size: () => ({ bytes: stored.calculatedSize, entries: stored.size, maxBytes: maxSize }),
+    keys: () => [...stored.keys()],
     setEnabled(on) {
       enabled = on && opts.maxBytes > 0;
       if (!enabled) stored.clear();
     },
   };
+}
+
+/** Bytes an entry costs beyond its strings (the LRU's own node, roughly). */
+const ENTRY_OVERHEAD = 128;
+
+/** The key of a request: a digest of everything that decides the answer, whatever its size. */
+function cacheKey(siteId: string, version: unknown, plan: Plan, operationName: string | null | undefined, variables: Record<string, unknown>): string {
+  const declared: Record<string, unknown> = {};
+  for (const name of plan.variableNames) if (variables[name] !== undefined) declared[name] = variables[name];
+  return createHash('sha256')
+    .update(canonicalJson([siteId, String(version), plan.documentHash, operationName ?? '', declared]) ?? '')
+    .digest('base64url');
 }
 
 /** The data of a hit as other plugins see it (the client gets the stored bytes). */
@@ -184,6 +212,9 @@ export function analyse(schema: GraphQLSchema, document: DocumentNode, operation
     visit(definition, visitor);
     if (!cacheable) return null;
   }
-  const documentHash = createHash('sha256').update(document.loc?.source.body ?? JSON.stringify(document)).digest('base64url');
-  return { root: roots[0], rootField, documentHash };
+  // The canonical text: the selected operation and the fragments, printed (no comments, one layout).
+  const canonical = document.definitions.filter((d) => d.kind !== Kind.OPERATION_DEFINITION || d === operation).map((d) => print(d)).join('\n');
+  const documentHash = createHash('sha256').update(canonical).digest('base64url');
+  const variableNames = (operation.variableDefinitions ?? []).map((v) => v.variable.name.value);
+  return { root: roots[0], rootField, documentHash, variableNames };
 }

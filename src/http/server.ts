@@ -19,6 +19,7 @@ import { handleDownload } from './downloads.ts';
 import { handleSsoRequest } from './sso.ts';
 import { explorerOptions, isIntrospectionOnly, renderExplorer, serveExplorerAsset } from './explorer.ts';
 import { createPublishedCache } from './published-cache.ts';
+import { LRUCache } from 'lru-cache';
 import { mergeVary, sendJson, useResponseCompression } from './compression.ts';
 import { createCors } from './cors.ts';
 import { sendJsonWithEtag, useConditionalGet } from './conditional.ts';
@@ -52,6 +53,7 @@ export function createHttpServer(deps: AppDeps) {
   // The client a body's bytes are charged to: its IP, as the rate limiter reads it (TRUST_PROXY).
   const read = (req: http.IncomingMessage, opts: Omit<ReadOptions, 'client'> = {}) => readBody(req, bodyLimits, { ...opts, client: clientIp(req, deps.config.rateLimit.trustProxy) });
   const publishedCache = createPublishedCache({ maxBytes: deps.config.structureCacheBytes });
+  const documentCaches = createDocumentCaches();
   // HTTP conventions: one CORS policy for every route (cors.ts), trusted documents (trusted-documents.ts).
   const cors = createCors(deps.config.cors);
   const trusted = loadTrustedDocuments(deps.schema, deps.rest.routes.map((r) => r.document), deps.config.trustedDocuments);
@@ -76,6 +78,9 @@ export function createHttpServer(deps: AppDeps) {
     schema: deps.schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // Yoga's parse cache keys by the document's text, 1,024 entries by count: bounded by bytes
+    // here (it is filled before authentication, by anyone who can post a document).
+    parserAndValidationCache: documentCaches,
     // CORS is cors.ts's, for every route alike.
     cors: false,
     // GraphiQL from our own dependencies, with examples (src/http/explorer.ts).
@@ -312,7 +317,7 @@ export function createHttpServer(deps: AppDeps) {
     const id = obs.clientError(status);
     socket.end(`HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${id}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
-  return Object.assign(server, { publishedCache, bodyBudget: bodyLimits.budget });
+  return Object.assign(server, { publishedCache, documentCaches, bodyBudget: bodyLimits.budget });
 }
 
 /**
@@ -475,4 +480,18 @@ function maskError(error: unknown, message: string, log: Logger): Error {
     case 'unexpected':
       return new GraphQLError(message, { ...at, extensions: { code: 'INTERNAL_SERVER_ERROR', ...(e.requestId ? { requestId: e.requestId } : {}) } });
   }
+}
+
+/** Bytes of parsed documents (and of parse errors) kept per process; no entry above 1 MiB. */
+export const DOCUMENT_CACHE_BYTES = 16 * 1024 * 1024;
+export const DOCUMENT_ERROR_CACHE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Yoga's parser caches, bounded by bytes: the key (2 bytes a character) and the AST, estimated at
+ * 12 bytes a character of text (a dense document's nodes; a comment's cost less).
+ */
+function createDocumentCaches() {
+  const byText = (perChar: number, maxSize: number) =>
+    new LRUCache<string, any>({ max: 1024, maxSize, maxEntrySize: 1024 * 1024, ttl: 3_600_000, sizeCalculation: (_v, key) => 256 + key.length * perChar });
+  return { documentCache: byText(14, DOCUMENT_CACHE_BYTES), errorCache: byText(2, DOCUMENT_ERROR_CACHE_BYTES), validationCache: true };
 }

@@ -5,6 +5,7 @@
 // Parsed with jsep into an AST that is checked against an allowlist and interpreted here: nothing
 // is ever evaluated as JavaScript, and claims are read through own properties only.
 import jsep from 'jsep';
+import { LRUCache } from 'lru-cache';
 
 // `x in [..]` is membership in an array (not JavaScript's property test). Same precedence as `<`.
 // jsep's configuration is global; adding an operator does not change how other expressions parse.
@@ -14,7 +15,8 @@ export type ConditionAst = jsep.Expression;
 export type ParseResult = { ok: true; ast: ConditionAst } | { ok: false; message: string };
 
 export const MAX_CONDITION_LENGTH = 1024;
-const CACHE_SIZE = 1000;
+/** The parse cache's bound in estimated bytes (key text and AST). */
+export const CONDITION_CACHE_BYTES = 4 * 1024 * 1024;
 
 const COMPARISONS = new Set(['==', '!=', '===', '!==', '<', '<=', '>', '>=', 'in']);
 const LOGICAL = new Set(['&&', '||']);
@@ -100,21 +102,26 @@ function validate(node: ConditionAst): void {
   }
 }
 
-// LRU: a Map iterates in insertion order, so re-inserting on a hit keeps recent entries last.
-const cache = new Map<string, ParseResult>();
+// Bounded by count and by bytes (issue 20): the key is the text (2 bytes a character) and an AST costs at
+// most about one node of ~80 bytes per two characters; an over-long text is never stored.
+const cache = new LRUCache<string, ParseResult>({
+  max: 1000,
+  maxSize: CONDITION_CACHE_BYTES,
+  sizeCalculation: (_result, expr) => 128 + expr.length * 42,
+});
 
 /** Parse and check a condition (results cached). */
 export function parseCondition(expr: string): ParseResult {
   const cached = cache.get(expr);
-  if (cached) {
-    cache.delete(expr);
-    cache.set(expr, cached);
-    return cached;
-  }
+  if (cached) return cached;
   const result = parseUncached(expr);
-  cache.set(expr, result);
-  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  if (typeof expr === 'string' && expr.length <= MAX_CONDITION_LENGTH) cache.set(expr, result);
   return result;
+}
+
+/** The parse cache's counted bytes (tests, metrics). */
+export function conditionCacheBytes(): number {
+  return cache.calculatedSize;
 }
 
 function parseUncached(expr: string): ParseResult {

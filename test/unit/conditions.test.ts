@@ -1,6 +1,6 @@
 import jsep from 'jsep';
 import { describe, expect, it } from 'vitest';
-import { conditionCacheSize, evaluateCondition, parseCondition, type ConditionAst } from '../../src/lib/conditions.ts';
+import { CONDITION_CACHE_BYTES, conditionCacheBytes, conditionCacheSize, evaluateCondition, parseCondition, type ConditionAst } from '../../src/lib/conditions.ts';
 
 const claims = {
   isBetaUser: true,
@@ -105,6 +105,17 @@ describe('parseCondition', () => {
       parseCondition(`visitor.claims.m == ${i}`);
     }
     expect(parseCondition('visitor.claims.kept')).toBe(kept);
+  });
+
+  it('bounds the cache by bytes: long conditions fill it no further, over-long ones are never kept', () => {
+    // 1,000 distinct conditions of the longest allowed length (1,024 characters each).
+    for (let i = 0; i < 1000; i++) parseCondition(`visitor.claims.x${i} == "${'y'.repeat(1024 - 22 - String(i).length)}"`);
+    expect(conditionCacheBytes()).toBeLessThanOrEqual(CONDITION_CACHE_BYTES);
+    expect(conditionCacheBytes()).toBeGreaterThan(CONDITION_CACHE_BYTES / 2);
+    // A 10 MB text is refused and not stored (its key alone would weigh 20 MB).
+    const before = conditionCacheBytes();
+    for (let i = 0; i < 20; i++) expect(parseCondition(`visitor.claims.a == "${String(i).repeat(5_000_000)}"`).ok).toBe(false);
+    expect(conditionCacheBytes()).toBeLessThanOrEqual(before);
   });
 
   it('returns frozen ASTs so cached results cannot be tampered with', () => {
