@@ -11,7 +11,9 @@
 //   node scripts/build.mjs <entry> <outfile>  one bundle (the benchmark's server)
 //
 // Each output sits two levels below the project root, like src/db/, so paths the code resolves
-// from import.meta.url (prisma/migrations) hold in the bundles too.
+// from import.meta.url (prisma/migrations) hold in the bundles too. Beside each bundle goes the
+// markdown pool's worker (src/lib/markdown-worker.ts → markdown-worker.mjs), which the bundle
+// starts its parser threads from (src/lib/markdown-pool.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +59,9 @@ if (ifStale) {
   const sources = Math.max(newest(path.join(root, 'src')), newest(path.join(root, 'prisma')), mtime(fileURLToPath(import.meta.url)));
   todo = todo.filter(([, out]) => mtime(out) < sources);
 }
+
+const WORKER = path.resolve(root, 'src/lib/markdown-worker.ts');
+todo = todo.flatMap(([entry, out]) => [[entry, out], [WORKER, path.join(path.dirname(out), 'markdown-worker.mjs')]]);
 
 // esbuild is loaded only when there is something to build: the stale check alone stays cheap.
 const { build } = todo.length ? await import('esbuild') : { build: undefined };

@@ -77,6 +77,13 @@ const EnvSchema = z.object({
   SUBSCRIPTION_QUEUE_LENGTH: z.coerce.number().int().min(1).default(1000),
   /** Keep-alive comment interval of an event stream, ms. */
   SSE_KEEPALIVE_MS: z.coerce.number().int().min(100).default(15_000),
+  // --- markdown parsing (src/lib/markdown-pool.ts)
+  /** A markdown parse (one page or comment) running longer than this is ended and the content refused, ms. */
+  MARKDOWN_PARSE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
+  /** Worker threads that parse markdown, at most. */
+  MARKDOWN_THREADS: z.coerce.number().int().min(1).max(64).default(2),
+  /** Block quote and list levels a page or comment may nest. */
+  MARKDOWN_MAX_NESTING: z.coerce.number().int().min(4).max(1000).default(100),
   // --- webhooks (src/domain/webhooks.ts)
   /** Let webhooks target loopback, private and link-local addresses (default: refused). */
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
@@ -139,6 +146,8 @@ export type Config = {
   live: { maxSubscriptions: number; queueLength: number; keepAliveMs: number };
   /** Webhooks (src/domain/webhooks.ts): private targets allowed, attempts per delivery. */
   webhooks: { allowPrivate: boolean; maxAttempts: number };
+  /** The markdown parsing pool (src/lib/markdown-pool.ts). */
+  markdown: { timeoutMs: number; threads: number; maxNesting: number };
 };
 
 export type RateLimitConfig = {
@@ -206,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     live: { maxSubscriptions: e.MAX_SUBSCRIPTIONS, queueLength: e.SUBSCRIPTION_QUEUE_LENGTH, keepAliveMs: e.SSE_KEEPALIVE_MS },
     webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
+    markdown: { timeoutMs: e.MARKDOWN_PARSE_TIMEOUT_MS, threads: e.MARKDOWN_THREADS, maxNesting: e.MARKDOWN_MAX_NESTING },
   };
 }
 

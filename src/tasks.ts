@@ -8,6 +8,7 @@ import { giveUpOpenApiSpec, processOpenApiSpec } from './domain/openapi.ts';
 import { purgeDeletedSpaces, sweepOrphanFiles } from './domain/cleanup.ts';
 import { purgeOldEvents } from './domain/events.ts';
 import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
+import { backfillParsedContent } from './domain/markdown-backfill.ts';
 
 export const tasks = {
   /** Content import (URL or upload → pages), payload `{ jobId }`. */
@@ -22,6 +23,12 @@ export const tasks = {
   purgeOldEvents: { handler: async (_payload, deps) => void (await purgeOldEvents(deps)), cron: '41 * * * *' },
   /** One attempt of one webhook delivery, payload `{ deliveryId }` (enqueued by the trigger on "Event"). */
   deliverWebhook: { handler: deliverWebhook, onGiveUp: giveUpWebhookDelivery },
+  /**
+   * Every 10 minutes: page versions and comments written before markdown was parsed at write
+   * time get their stored document and links; runs for up to 2 minutes, then enqueues itself
+   * while rows remain. Nothing to do (one indexed statement each) once all are converted.
+   */
+  backfillParsedContent: { handler: async (_payload, deps) => void (await backfillParsedContent(deps)), cron: '*/10 * * * *' },
 } satisfies TaskTable;
 
 export type TaskName = keyof typeof tasks;
