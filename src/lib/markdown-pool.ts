@@ -78,18 +78,29 @@ function workerFile(): string {
 }
 
 function getPool(): Piscina {
+  const threads = Math.max(1, settings.threads);
   pool ??= new Piscina({
     filename: workerFile(),
-    minThreads: 0,
-    maxThreads: Math.max(1, settings.threads),
-    // Threads load remark once and stay a while; an idle pool holds none.
-    idleTimeout: 60_000,
+    // Threads stay: writes parse inside their transaction, which must not wait for a thread to
+    // start and load remark. One ended for overrunning its deadline is replaced at once.
+    minThreads: threads,
+    maxThreads: threads,
+    idleTimeout: Number.POSITIVE_INFINITY,
     maxQueue: MAX_QUEUE,
     // Below the event loop's priority where the OS allows it: parsing never delays /healthz.
     niceIncrement: os.platform() === 'win32' ? 0 : 5,
     resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
   });
   return pool;
+}
+
+/**
+ * Start the threads and load the parser in each (createApp), so that the first write does not
+ * wait for them inside its transaction.
+ */
+export async function startMarkdownPool() {
+  const threads = getPool().options.maxThreads;
+  await Promise.all(Array.from({ length: threads }, () => parseMarkdown('# ready')));
 }
 
 /** Stop the threads (process shutdown). A later call starts a new pool. */
