@@ -160,6 +160,7 @@ describe('reads', () => {
     const stored = (await t.app.prisma.pageVersion.findFirstOrThrow({ where: { pageId: guide } })).markdown;
     // The stored document is what converting the stored markdown gives (as reads did before).
     expect(page.body.document).toEqual(markdownToDocument(stored));
+    expect(page.text).toContain(JSON.stringify(markdownToDocument(stored))); // byte for byte, keys in the same order
     const links = await t.rest('GET', `/v1/spaces/${spaceId}/links`);
     expect(links.status).toBe(200);
     expect(links.body.items.map((l: any) => [l.targetReference.kind, l.status]).sort()).toEqual([

@@ -63,7 +63,7 @@ async function pageVersionBatch(deps: Deps): Promise<number> {
       const { id, hasSections } = rows[i];
       const p = parsed[i];
       const updated = await tx.$executeRaw`
-        UPDATE "PageVersion" SET "document" = ${JSON.stringify(p.document)}::jsonb, "links" = ${JSON.stringify(p.links)}::jsonb
+        UPDATE "PageVersion" SET "document" = ${JSON.stringify(p.document)}::json, "links" = ${JSON.stringify(p.links)}::json
         WHERE "id" = ${id} AND "document" IS NULL`;
       // Versions from before PageSection had no sections: search split them at read time.
       if (updated && !hasSections && p.sections.length) {
@@ -84,7 +84,7 @@ async function commentBatch(deps: Deps): Promise<number> {
   const parsed = await Promise.all(rows.map((r) => parseRow(deps, 'commentId', r.id, r.markdown)));
   await transaction(deps.prisma, async (tx) => {
     for (let i = 0; i < rows.length; i++) {
-      await tx.$executeRaw`UPDATE "Comment" SET "document" = ${JSON.stringify(parsed[i].document)}::jsonb WHERE "id" = ${rows[i].id} AND "document" IS NULL`;
+      await tx.$executeRaw`UPDATE "Comment" SET "document" = ${JSON.stringify(parsed[i].document)}::json WHERE "id" = ${rows[i].id} AND "document" IS NULL`;
     }
   });
   return rows.length;
