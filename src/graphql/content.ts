@@ -131,7 +131,8 @@ function memoOf(ctx: Context): Map<string, Promise<RevisionContent>> {
 export const loadFileById = (ctx: Context, id: string): Promise<File | null> =>
   loadById(ctx, 'file.byId', id, (ids) => ctx.prisma.file.findMany({ where: { id: { in: ids } } }));
 
-const CONTENT_FIELDS = new Set(['markdown', 'document', 'links']);
+// `document` is not here: it is stored, and loaded by version id (loadPageDocument).
+const CONTENT_FIELDS = new Set(['markdown', 'links']);
 
 /** Does the selection under this field ask for page bodies anywhere (at any depth)? */
 export function selectsPageContent(info: GraphQLResolveInfo): boolean {
