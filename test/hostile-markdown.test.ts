@@ -182,6 +182,22 @@ describe('reads', () => {
   });
 });
 
+describe('writes that keep the text', () => {
+  it('a rename parses nothing: the new version takes the document, links and sections of the one with the same markdown', async () => {
+    const spaceId = await newSpace();
+    const r = await edit(spaceId, [{ operation: 'insert_page', title: 'Before', document: { markdown: '## One\n\n[x](https://example.com)\n\n## Two\n\ntext' } }]);
+    const pageId = r.body.changes[0].page.id;
+    const calls = markdownPoolCalls();
+    expect((await edit(spaceId, [{ operation: 'update_page', page: pageId, title: 'After' }])).status).toBe(200);
+    expect(markdownPoolCalls()).toEqual(calls);
+    const versions = await t.app.prisma.pageVersion.findMany({ where: { pageId }, include: { sections: { orderBy: { position: 'asc' } } }, orderBy: { createdAt: 'asc' } });
+    expect(versions.map((v) => v.title)).toEqual(['Before', 'After']);
+    expect(versions[1].document).toEqual(versions[0].document);
+    expect(versions[1].links).toEqual([{ kind: 'url', target: 'https://example.com' }]);
+    expect(versions[1].sections.map((x) => x.anchor)).toEqual(['one', 'two']);
+  });
+});
+
 describe('content written before parsing at write time', () => {
   it('is read through the pool until the backfill job converts it; the job is idempotent and stores unparsable rows unparsed', async () => {
     const spaceId = await newSpace();

@@ -102,6 +102,11 @@ export type InsertVersionsOptions = {
    * content that was accepted before, lib/markdown.ts `unparsedMarkdown`).
    */
   unparsable?: 'refuse' | 'store';
+  /**
+   * Version id → its markdown parsed already (`parseMarkdown` of lib/markdown-pool.ts), for a
+   * caller that parsed before opening its transaction; those rows are not parsed again.
+   */
+  parsed?: Map<string, ParsedMarkdown>;
 };
 
 /**
@@ -114,12 +119,13 @@ export type InsertVersionsOptions = {
  */
 export async function insertPageVersions(tx: Tx, rows: Prisma.PageVersionCreateManyInput[], opts: InsertVersionsOptions = {}) {
   if (rows.length === 0) return;
-  const todo = rows.filter((r) => r.document === undefined);
+  const todo = rows.filter((r) => !opts.parsed?.has(r.id!));
   const reused = todo.length ? await reusableVersions(tx, todo) : new Map<string, { id: string; document: unknown; links: unknown }>();
   const parsed = await parseVersions(
     todo.filter((r) => !reused.has(r.id!)),
     opts,
   );
+  for (const [id, p] of opts.parsed ?? []) parsed.set(id, p);
   const data = rows.map((r): Prisma.PageVersionCreateManyInput => {
     const same = reused.get(r.id!);
     if (same) return { ...r, document: same.document as Prisma.InputJsonValue, links: same.links as Prisma.InputJsonValue };
