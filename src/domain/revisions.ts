@@ -422,7 +422,9 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
     }
   }
 
-  await insertPageVersions(tx, draft.newVersions, { fields: draft.fields });
+  // Content the batch sends is refused when it does not parse in time; a version whose text the
+  // batch did not touch (a rename of a page written before parsing at write time) is stored unparsed.
+  await insertPageVersions(tx, draft.newVersions, { fields: draft.fields, unparsable: 'store' });
   const revision = await writeRevision(tx, {
     spaceId: opts.spaceId,
     parents: [opts.baseRevisionId],
