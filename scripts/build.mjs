@@ -13,7 +13,8 @@
 // Each output sits two levels below the project root, like src/db/, so paths the code resolves
 // from import.meta.url (prisma/migrations) hold in the bundles too. Worker-thread entries
 // (WORKERS) are bundled beside every output, where the code looks for them
-// (src/lib/pdf-thread.ts: `new URL('./pdf-worker.mjs', import.meta.url)`).
+// (src/lib/pdf-thread.ts: `new URL('./pdf-worker.mjs', import.meta.url)`; src/lib/markdown-pool.ts
+// starts its parser threads from markdown-worker.mjs).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +32,10 @@ const targets = positional.length
     ];
 
 /** Worker-thread entries: source → file name beside each bundle. */
-const WORKERS = [['src/lib/pdf-worker.ts', 'pdf-worker.mjs']];
+const WORKERS = [
+  ['src/lib/pdf-worker.ts', 'pdf-worker.mjs'],
+  ['src/lib/markdown-worker.ts', 'markdown-worker.mjs'],
+];
 
 /** Newest modification time of any file under `dir` (0 when absent). */
 function newest(dir) {

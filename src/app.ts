@@ -23,6 +23,7 @@ import { RateLimits } from './http/rate-limit.ts';
 import { EventFeed } from './live/feed.ts';
 import type { Services } from './services.ts';
 import { bootstrapIfEmpty } from './domain/users.ts';
+import { configureMarkdownPool, startMarkdownPool } from './lib/markdown-pool.ts';
 
 export type App = Awaited<ReturnType<typeof createApp>>;
 
@@ -43,6 +44,10 @@ export async function createApp(opts: {
   // Lines written while a request runs carry its id (src/http/observability.ts).
   const log = withRequestIds(opts.log ?? pino({ level: config.logLevel }));
   const clock = opts.clock ?? systemClock;
+  // One pool of parser threads per process, shared by every app in it (lib/markdown-pool.ts),
+  // started before the first request: writes parse inside their transaction.
+  configureMarkdownPool(config.markdown);
+  await startMarkdownPool();
   const { prisma, pool, onQuery, listeners, disconnect } = createPrisma(databaseUrl, {
     poolSize: opts.poolSize,
     timeouts: { statementTimeoutMs: config.dbStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },

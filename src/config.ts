@@ -98,6 +98,13 @@ const EnvSchema = z.object({
   LISTEN_HEALTH_MS: z.coerce.number().int().min(50).default(5000),
   /** A LISTEN connection whose self-notice is this late is dropped and reconnected. */
   LISTEN_STALL_RECONNECT_MS: z.coerce.number().int().min(100).default(30_000),
+  // --- markdown parsing (src/lib/markdown-pool.ts)
+  /** A markdown parse (one page or comment) running longer than this is ended and the content refused, ms. */
+  MARKDOWN_PARSE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
+  /** Worker threads that parse markdown, at most. */
+  MARKDOWN_THREADS: z.coerce.number().int().min(1).max(64).default(2),
+  /** Block quote and list levels a page or comment may nest. */
+  MARKDOWN_MAX_NESTING: z.coerce.number().int().min(4).max(1000).default(100),
   // --- webhooks (src/domain/webhooks.ts)
   /** Let webhooks target loopback, private and link-local addresses (default: refused). */
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
@@ -198,6 +205,8 @@ export type Config = {
   webhooks: { allowPrivate: boolean; maxAttempts: number };
   /** How deliveries are sent (src/domain/webhooks.ts, src/jobs.ts): pool size, timeouts, circuit breaker. */
   webhookDelivery: WebhookDeliveryConfig;
+  /** The markdown parsing pool (src/lib/markdown-pool.ts). */
+  markdown: { timeoutMs: number; threads: number; maxNesting: number };
   /** PDF export budgets (src/domain/pdf-exports.ts, docs/performance.md "Hostile-input budgets"). */
   pdfExport: { timeoutMs: number; maxBytes: number; maxHeapMb: number };
 };
@@ -316,6 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBytes: Math.round(e.PDF_EXPORT_MAX_MB * 1024 * 1024),
       maxHeapMb: e.PDF_EXPORT_HEAP_MB,
     },
+    markdown: { timeoutMs: e.MARKDOWN_PARSE_TIMEOUT_MS, threads: e.MARKDOWN_THREADS, maxNesting: e.MARKDOWN_MAX_NESTING },
   };
 }
 

@@ -9,6 +9,7 @@ import { startEmbeddedPostgres, ensureDatabase, type EmbeddedDatabase } from './
 import { migrate } from './db/migrate.ts';
 import { checkDatabase, errorLine, redactUrl } from './db/check.ts';
 import { createApp, type App } from './app.ts';
+import { closeMarkdownPool } from './lib/markdown-pool.ts';
 
 /** A start-up failure with the one line a newcomer needs. */
 class StartupError extends Error {
@@ -85,6 +86,7 @@ async function start() {
 /** Stop what was started, in order; the embedded database last. */
 async function stopEverything() {
   await app?.close();
+  await closeMarkdownPool();
   await embedded?.stop();
 }
 

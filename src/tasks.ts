@@ -9,6 +9,7 @@ import { purgeDeletedSpaces, sweepOrphanFiles } from './domain/cleanup.ts';
 import { purgeOldEvents } from './domain/events.ts';
 import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
 import { giveUpPdfExport, renderPdfExportTask } from './domain/pdf-exports.ts';
+import { backfillParsedContent } from './domain/markdown-backfill.ts';
 
 export const tasks = {
   /** Content import (URL or upload → pages), payload `{ jobId }`. */
@@ -29,6 +30,12 @@ export const tasks = {
   deliverWebhook: { handler: deliverWebhook, onGiveUp: giveUpWebhookDelivery, pool: 'webhooks' },
   /** Render a change request's PDF export in a worker thread, payload `{ exportId }`. */
   renderPdfExport: { handler: renderPdfExportTask, onGiveUp: giveUpPdfExport },
+  /**
+   * Every 10 minutes: page versions and comments written before markdown was parsed at write
+   * time get their stored document and links; runs for up to 2 minutes, then enqueues itself
+   * while rows remain. Nothing to do (one indexed statement each) once all are converted.
+   */
+  backfillParsedContent: { handler: async (_payload, deps) => void (await backfillParsedContent(deps)), cron: '*/10 * * * *' },
 } satisfies TaskTable;
 
 export type TaskName = keyof typeof tasks;

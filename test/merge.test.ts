@@ -172,7 +172,7 @@ async function merge(spaceId: string, cr: string) {
 async function spaceContent(spaceId: string) {
   const space = await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } });
   const loaded = await loadRevision(t.app.prisma, space.revisionId!);
-  const pages = new Map<string, PageVersion>();
+  const pages = new Map<string, Omit<PageVersion, 'document' | 'links'>>();
   for (const v of loaded.versions.values()) pages.set(v.pageId, v);
   return { space, loaded, pages, byTitle: (title: string) => [...pages.values()].find((p) => p.title === title) };
 }

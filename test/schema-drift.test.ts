@@ -2,6 +2,7 @@
 // this test compares the migrated database with the data model the generated client carries:
 // every model is a table, every scalar field a column of the right type and nullability, every
 // enum has the same values; and every foreign key is covered by an index.
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { inject } from 'vitest';
@@ -17,6 +18,13 @@ const SQL_TYPE: Record<string, string> = {
   Float: 'double precision',
   BigInt: 'bigint',
 };
+
+// Json fields declared `@db.Json` are `json` columns (the text kept as written); the data model
+// the client carries does not say which, schema.prisma does.
+const JSON_TEXT = new Set<string>();
+for (const m of fs.readFileSync(new URL('../prisma/schema.prisma', import.meta.url), 'utf8').matchAll(/^model (\w+) \{([\s\S]*?)^\}/gm)) {
+  for (const f of m[2].matchAll(/^\s+(\w+)\s+Json\??\s.*@db\.Json\b/gm)) JSON_TEXT.add(`${m[1]}.${f[1]}`);
+}
 
 let client: pg.Client;
 beforeAll(async () => {
@@ -55,7 +63,7 @@ describe('schema.prisma and the migrated database', () => {
           continue;
         }
         const actual = col.data_type === 'ARRAY' ? `${col.udt_name.replace(/^_/, '')}[]` : col.data_type === 'USER-DEFINED' ? col.udt_name : col.data_type;
-        const base = f.kind === 'enum' ? f.type : SQL_TYPE[f.type];
+        const base = f.kind === 'enum' ? f.type : JSON_TEXT.has(`${model}.${f.name}`) ? 'json' : SQL_TYPE[f.type];
         const expected = f.isList ? `${base === 'text' ? 'text' : base}[]` : base;
         if (actual !== expected) problems.push(`${model}.${f.name}: type ${actual}, schema says ${expected}`);
         if (!f.isList && (col.is_nullable === 'NO') !== f.isRequired) problems.push(`${model}.${f.name}: nullability differs`);

@@ -273,7 +273,7 @@ export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, id
     const [base, target, source] = await loadThree(tx, lastBaseOf(current), main.revisionId, current.revisionId);
     const plan = planThreeWayMerge(base, target, source, { spaceId, now: ctx.clock.now() });
     if (!plan.clean) return { result: 'conflicts', revision: main.revisionId, changeRequest: current, conflicts: plan.conflicts } as MergeOutcome<'merge'>;
-    await insertPageVersions(tx, plan.newVersions);
+    await insertPageVersions(tx, plan.newVersions, { unparsable: 'store' });
     const revision = await writeRevision(tx, {
       spaceId,
       parents: [main.revisionId, current.revisionId],
@@ -317,7 +317,7 @@ export async function updateChangeRequestFromMain(ctx: DomainContext, spaceId: s
     const [base, target, source] = await loadThree(tx, lastBaseOf(current), current.revisionId, mainId);
     const plan = planThreeWayMerge(base, target, source, { spaceId, now: ctx.clock.now() });
     if (!plan.clean) return { result: 'conflicts', revision: current.revisionId, changeRequest: current, conflicts: plan.conflicts } as MergeOutcome<'update'>;
-    await insertPageVersions(tx, plan.newVersions);
+    await insertPageVersions(tx, plan.newVersions, { unparsable: 'store' });
     const revision = await writeRevision(tx, {
       spaceId,
       parents: [current.revisionId, mainId],

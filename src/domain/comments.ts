@@ -1,16 +1,18 @@
 // Comments and replies, on a space or on a change request. A reply is a Comment row with a
-// `parentId`; the body is stored as markdown (JSON documents are converted on the way in and,
-// when asked with `format=document`, on the way out).
+// `parentId`; the body is stored as markdown (JSON documents are converted on the way in) and,
+// parsed once when it is written (lib/markdown-pool.ts), as the JSON document `format=document`
+// answers with.
 //
 // Who may: readers of the space see comments; `comment` and above post, reply and react; the
 // author (or a space admin) edits and deletes; resolving needs the author or `edit`.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
-import type { Comment, Role, Space } from '../generated/prisma/client.ts';
+import type { Comment, Prisma, Role, Space } from '../generated/prisma/client.ts';
 import { newId } from '../lib/ids.ts';
 import { badRequest, forbidden, notFound, parseInput } from '../lib/errors.ts';
 import { atLeast } from '../auth/roles.ts';
-import { documentToMarkdown } from '../lib/markdown.ts';
+import { InvalidDocumentError } from '../lib/markdown.ts';
+import { documentToMarkdownInPool, parseMarkdownFor, refusalError } from '../lib/markdown-pool.ts';
 import { loadRevision } from './revisions.ts';
 import { transaction } from '../db/transaction.ts';
 import { recordEvent, type EventInput } from './events.ts';
@@ -53,18 +55,27 @@ export type CommentListFilters = z.infer<typeof CommentListFilters>;
 /** Where comments live: a space, or one of its change requests. */
 export type CommentScope = { space: Space; role: Role; changeRequestId: string | null; revisionId: string };
 
-function bodyToMarkdown(body: z.infer<typeof CommentBody>, field: string): string {
+/**
+ * A body as stored: its markdown and the JSON document it parses to, both computed in the parsing
+ * pool; content that does not parse within the budget is a 400 naming `body.markdown` (or
+ * `body.document`).
+ */
+async function bodyContent(body: z.infer<typeof CommentBody>, field: string): Promise<{ markdown: string; document: Prisma.InputJsonValue }> {
   let markdown: string;
+  let from = `${field}.markdown`;
   if ('markdown' in body) markdown = body.markdown;
   else if ('document' in body) {
+    from = `${field}.document`;
     try {
-      markdown = documentToMarkdown(body.document as never);
+      markdown = await documentToMarkdownInPool(body.document);
     } catch (e) {
-      throw badRequest(`${field}.document`, `invalid document: ${(e as Error).message}`);
+      if (e instanceof InvalidDocumentError) throw badRequest(from, `invalid document: ${e.message}`);
+      throw refusalError(e, from);
     }
   } else markdown = '';
   if (!markdown.trim()) throw badRequest(field, 'must not be empty');
-  return markdown;
+  const { document } = await parseMarkdownFor(markdown, from);
+  return { markdown, document: document as unknown as Prisma.InputJsonValue };
 }
 
 /**
@@ -119,7 +130,7 @@ export async function postComment(ctx: DomainContext, scope: CommentScope, raw: 
   const viewer = ctx.access.requireViewer();
   if (!atLeast(scope.role, 'comment')) throw forbidden('Commenting needs the comment role on this space');
   const input = parseInput(PostCommentInput, raw);
-  const markdown = bodyToMarkdown(input.body, 'body');
+  const body = await bodyContent(input.body, 'body');
   let pageVersionId: string | null = null;
   if (input.page) {
     const rev = await loadRevision(ctx.prisma, scope.revisionId);
@@ -134,7 +145,8 @@ export async function postComment(ctx: DomainContext, scope: CommentScope, raw: 
         spaceId: scope.space.id,
         changeRequestId: scope.changeRequestId,
         authorId: viewer.user.id,
-        markdown,
+        markdown: body.markdown,
+        document: body.document,
         node: input.node ?? null,
         pageId: input.page ?? null,
         pageVersionId,
@@ -164,6 +176,7 @@ export async function postReply(ctx: DomainContext, scope: CommentScope, comment
   const parent = await loadInScope(ctx, scope, commentId, null);
   if (!atLeast(scope.role, 'comment')) throw forbidden('Replying needs the comment role on this space');
   const input = parseInput(PostReplyInput, raw);
+  const body = await bodyContent(input.body, 'body');
   return transaction(ctx.prisma, async (tx) => {
     const created = await tx.comment.create({
       data: {
@@ -172,7 +185,8 @@ export async function postReply(ctx: DomainContext, scope: CommentScope, comment
         changeRequestId: parent.changeRequestId,
         parentId: parent.id,
         authorId: viewer.user.id,
-        markdown: bodyToMarkdown(input.body, 'body'),
+        markdown: body.markdown,
+        document: body.document,
         revisionId: parent.revisionId,
         postedAt: ctx.clock.now(),
       },
@@ -196,7 +210,7 @@ async function updateCommentOrReply(
     throw forbidden('Resolving needs the author or the edit role');
   }
   if ((input.addedReactions?.length || input.removedReactions?.length) && !perms.react) throw forbidden('Reacting needs the comment role');
-  const markdown = input.body !== undefined ? bodyToMarkdown(input.body, 'body') : undefined;
+  const body = input.body !== undefined ? await bodyContent(input.body, 'body') : undefined;
   const now = ctx.clock.now();
   return transaction(ctx.prisma, async (tx) => {
     if (input.addedReactions?.length) {
@@ -209,8 +223,8 @@ async function updateCommentOrReply(
     if (input.removedReactions?.length) {
       await tx.reaction.deleteMany({ where: { commentId: existing.id, userId: viewer.user.id, emoji: { in: input.removedReactions } } });
     }
-    const data: Partial<Comment> = {};
-    if (markdown !== undefined && markdown !== existing.markdown) Object.assign(data, { markdown, editedAt: now });
+    const data: Prisma.CommentUncheckedUpdateInput = {};
+    if (body !== undefined && body.markdown !== existing.markdown) Object.assign(data, { markdown: body.markdown, document: body.document, editedAt: now });
     if (input.resolved === true && existing.status !== 'resolved') Object.assign(data, { status: 'resolved', resolvedAt: now, resolvedById: viewer.user.id });
     if (input.resolved === false && existing.status !== 'open') Object.assign(data, { status: 'open', resolvedAt: null, resolvedById: null });
     if (Object.keys(data).length === 0) return tx.comment.findUniqueOrThrow({ where: { id: existing.id } });

@@ -9,7 +9,8 @@ import type { PageVersion, Revision } from '../generated/prisma/client.ts';
 import { AppError, notFound, parseInput } from '../lib/errors.ts';
 import { applyChanges, ContentChangesInput, type TreeNode } from './revisions.ts';
 import { requireEditable, requireSpaceById } from './spaces.ts';
-import { extractLinks, isInAppUrl, normalizePagePath } from '../lib/markdown.ts';
+import { isInAppUrl, normalizePagePath, type StoredLink } from '../lib/markdown.ts';
+import { parseForRead } from '../lib/markdown-pool.ts';
 import { safeFetch } from '../lib/url-guard.ts';
 import { transaction } from '../db/transaction.ts';
 import { recordEvent } from './events.ts';
@@ -17,8 +18,11 @@ import { lockSpace } from '../db/locks.ts';
 
 // ------------------------------------------------------------------ the page tree of a revision
 
-/** The columns a page needs; `markdown` is absent when the caller did not ask for content. */
-export type PageVersionRow = Omit<PageVersion, 'markdown'> & { markdown?: string };
+/**
+ * The columns a page needs; `markdown` and `links` are absent when the caller did not ask for
+ * content, `links` null on versions written before links were stored (until the backfill).
+ */
+export type PageVersionRow = Omit<PageVersion, 'markdown' | 'document' | 'links'> & { markdown?: string; links?: StoredLink[] | null };
 
 /** The revision columns reads need (everything but nothing heavy beyond the tree index). */
 export type RevisionRow = Pick<Revision, 'id' | 'spaceId' | 'parents' | 'type' | 'tree' | 'pageVersionIds' | 'fileIds' | 'variables' | 'reusableContents' | 'changeRequestId' | 'createdAt'>;
@@ -179,14 +183,24 @@ export type LinkOptions = {
   pageId?: string;
 };
 
-/** Every link of a revision (or of one page), one item per target, sorted by key. Needs markdown. */
-export function computeLinks(content: RevisionContent, opts: LinkOptions): ContentLink[] {
-  if (!content.withMarkdown) throw new Error('computeLinks needs page markdown');
+/**
+ * The stored links of the pages' versions. A version written before links were stored (the
+ * backfill job has not reached it yet) is parsed in the pool, never on the event loop.
+ */
+async function storedLinks(pages: ContentPage[]): Promise<void> {
+  const legacy = pages.filter((p) => p.version.kind === 'document' && p.version.links == null && p.version.markdown);
+  await Promise.all(legacy.map(async (p) => void (p.version.links = (await parseForRead(p.version.markdown!)).links)));
+}
+
+/** Every link of a revision (or of one page), one item per target, sorted by key. Needs page content (links). */
+export async function computeLinks(content: RevisionContent, opts: LinkOptions): Promise<ContentLink[]> {
+  if (!content.withMarkdown) throw new Error('computeLinks needs page content');
   const items = new Map<string, ContentLink>();
   const pages = opts.pageId ? [content.byId.get(opts.pageId)].filter((p): p is ContentPage => !!p) : content.ordered;
+  await storedLinks(pages);
   for (const page of pages) {
-    if (page.version.kind !== 'document' || !page.version.markdown) continue;
-    for (const link of extractLinks(page.version.markdown)) {
+    if (page.version.kind !== 'document' || !page.version.links) continue;
+    for (const link of page.version.links) {
       const target = resolveLinkTarget(content, page, link);
       if (!target) continue;
       let key: string;
@@ -218,14 +232,14 @@ export function linkStats(links: ContentLink[]) {
   return { total: links.length, broken: { total: links.filter((l) => l.status === 'broken').length } };
 }
 
-/** Pages of the revision that reference a file (link or image), in tree order. Needs markdown. */
-export function fileBacklinks(content: RevisionContent, fileId: string): ContentPage[] {
-  if (!content.withMarkdown) throw new Error('fileBacklinks needs page markdown');
+/** Pages of the revision that reference a file (link or image), in tree order. Needs page content (links). */
+export async function fileBacklinks(content: RevisionContent, fileId: string): Promise<ContentPage[]> {
+  if (!content.withMarkdown) throw new Error('fileBacklinks needs page content');
+  await storedLinks(content.ordered);
   return content.ordered.filter(
     (page) =>
       page.version.kind === 'document' &&
-      !!page.version.markdown &&
-      extractLinks(page.version.markdown).some((l) => {
+      !!page.version.links?.some((l) => {
         const t = resolveLinkTarget(content, page, l);
         return t?.kind === 'file' && t.fileId === fileId;
       }),

@@ -17,12 +17,16 @@ import type { Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../lib/ids.ts';
 import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import type { FileStorage } from '../lib/storage.ts';
-import { documentToMarkdown, InvalidDocumentError, splitSections } from '../lib/markdown.ts';
+import { InvalidDocumentError, unparsedMarkdown } from '../lib/markdown.ts';
+import { documentToMarkdownInPool, MarkdownRefusedError, ParseCancelled, parseMarkdown, refusalError, type ParsedMarkdown } from '../lib/markdown-pool.ts';
 
 export type TreeNode = { id: string; v: string; pages: TreeNode[] };
 
+/** A page version as writes load it: without what its markdown parsed to (large, and only reads need it). */
+export type StoredPageVersion = Omit<PageVersion, 'document' | 'links'>;
+
 /** A loaded revision: its tree and the page versions it points at, by version id. */
-export type LoadedRevision = { revision: Revision; tree: TreeNode[]; versions: Map<string, PageVersion> };
+export type LoadedRevision = { revision: Revision; tree: TreeNode[]; versions: Map<string, StoredPageVersion> };
 
 // ------------------------------------------------------------------ tree helpers
 
@@ -82,22 +86,101 @@ export async function loadRevision(db: Tx, revisionId: string): Promise<LoadedRe
   const revision = await db.revision.findUnique({ where: { id: revisionId } });
   if (!revision) throw notFound('Revision');
   const tree = revision.tree as unknown as TreeNode[];
-  const rows = revision.pageVersionIds.length ? await db.pageVersion.findMany({ where: { id: { in: revision.pageVersionIds } } }) : [];
+  const rows = revision.pageVersionIds.length ? await db.pageVersion.findMany({ where: { id: { in: revision.pageVersionIds } }, omit: { document: true, links: true } }) : [];
   return { revision, tree, versions: new Map(rows.map((r) => [r.id, r])) };
 }
 
+export type InsertVersionsOptions = {
+  /**
+   * Version id → the input field its markdown came from (`changes.0.document.markdown`): content
+   * a user sent, refused with a 400 naming that field when it does not parse within the budget.
+   */
+  fields?: Map<string, string>;
+  /**
+   * What to do with markdown that does not parse within the budget and has no field: refuse it
+   * (default: imports, whose pages a user sent too) or store it unparsed (merges and copies of
+   * content that was accepted before, lib/markdown.ts `unparsedMarkdown`).
+   */
+  unparsable?: 'refuse' | 'store';
+  /**
+   * Version id → its markdown parsed already (`parseMarkdown` of lib/markdown-pool.ts), for a
+   * caller that parsed before opening its transaction; those rows are not parsed again.
+   */
+  parsed?: Map<string, ParsedMarkdown>;
+};
+
 /**
- * Write new page versions and their sections. Every page version is written through here:
- * search reads a version's sections (split at headings, with their own search vectors) from
- * PageSection instead of parsing markdown at read time.
+ * Write new page versions with what their markdown parses to: the JSON document and the links
+ * on the row, the sections (split at headings, with their own search vectors) in PageSection.
+ * Every page version is written through here, and this is the only place page markdown is
+ * parsed (in the pool's threads, lib/markdown-pool.ts): reads take what is stored. A version
+ * whose markdown another version of the same page already has takes that one's results (a
+ * rename, a move, a merge that kept the text) without parsing.
  */
-export async function insertPageVersions(tx: Tx, rows: Prisma.PageVersionCreateManyInput[]) {
+export async function insertPageVersions(tx: Tx, rows: Prisma.PageVersionCreateManyInput[], opts: InsertVersionsOptions = {}) {
   if (rows.length === 0) return;
-  await tx.pageVersion.createMany({ data: rows });
+  const todo = rows.filter((r) => !opts.parsed?.has(r.id!));
+  const reused = todo.length ? await reusableVersions(tx, todo) : new Map<string, { id: string; document: unknown; links: unknown }>();
+  const parsed = await parseVersions(
+    todo.filter((r) => !reused.has(r.id!)),
+    opts,
+  );
+  for (const [id, p] of opts.parsed ?? []) parsed.set(id, p);
+  const data = rows.map((r): Prisma.PageVersionCreateManyInput => {
+    const same = reused.get(r.id!);
+    if (same) return { ...r, document: same.document as Prisma.InputJsonValue, links: same.links as Prisma.InputJsonValue };
+    const p = parsed.get(r.id!);
+    return p ? { ...r, document: p.document as unknown as Prisma.InputJsonValue, links: p.links as unknown as Prisma.InputJsonValue } : r;
+  });
+  await tx.pageVersion.createMany({ data });
   const sections = rows.flatMap((v) =>
-    splitSections(v.markdown ?? '').map((s, position) => ({ versionId: v.id, position, anchor: s.id, title: s.title, depth: s.depth, body: s.body })),
+    (parsed.get(v.id!)?.sections ?? []).map((s, position) => ({ versionId: v.id!, position, anchor: s.id, title: s.title, depth: s.depth, body: s.body })),
   );
   if (sections.length) await tx.pageSection.createMany({ data: sections });
+  if (reused.size) {
+    const pairs = [...reused].map(([id, from]) => [id, from.id]);
+    await tx.$executeRaw`
+      INSERT INTO "PageSection" ("versionId", "position", "anchor", "title", "depth", "body")
+      SELECT x.id, s."position", s."anchor", s."title", s."depth", s."body"
+      FROM unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::text[]) AS x(id, source)
+      JOIN "PageSection" s ON s."versionId" = x.source`;
+  }
+}
+
+/** New version id → an existing, parsed version of the same page with the same markdown. */
+async function reusableVersions(tx: Tx, rows: Prisma.PageVersionCreateManyInput[]) {
+  const found = await tx.$queryRaw<Array<{ i: number; id: string; document: unknown; links: unknown }>>`
+    SELECT DISTINCT ON (x.i) x.i::int AS i, pv."id", pv."document", pv."links"
+    FROM unnest(${rows.map((r) => r.pageId)}::text[], ${rows.map((r) => r.markdown ?? '')}::text[]) WITH ORDINALITY AS x(page, markdown, i)
+    JOIN "PageVersion" pv ON pv."pageId" = x.page AND pv."markdown" = x.markdown AND pv."document" IS NOT NULL
+    ORDER BY x.i`;
+  return new Map(found.map((f) => [rows[f.i - 1].id!, f]));
+}
+
+/** Parse the rows' markdown in the pool, all at once; the first refusal of content with a field ends the others. */
+async function parseVersions(rows: Prisma.PageVersionCreateManyInput[], opts: InsertVersionsOptions): Promise<Map<string, ParsedMarkdown>> {
+  const out = new Map<string, ParsedMarkdown>();
+  const stop = new AbortController();
+  const results = await Promise.allSettled(
+    rows.map(async (r) => {
+      const markdown = r.markdown ?? '';
+      try {
+        out.set(r.id!, await parseMarkdown(markdown, stop.signal));
+      } catch (e) {
+        const field = opts.fields?.get(r.id!);
+        if (e instanceof MarkdownRefusedError && !field && opts.unparsable === 'store') {
+          out.set(r.id!, unparsedMarkdown(markdown));
+          return;
+        }
+        stop.abort();
+        throw e instanceof MarkdownRefusedError ? refusalError(new MarkdownRefusedError(e.reason, field ? e.message : `page "${r.title}": ${e.message}`), field ?? 'markdown') : e;
+      }
+    }),
+  );
+  // The first failure that is not another task's cancellation.
+  const failed = results.find((x): x is PromiseRejectedResult => x.status === 'rejected' && !(x.reason instanceof ParseCancelled));
+  if (failed) throw failed.reason;
+  return out;
 }
 
 /** Write a revision row for a tree whose page versions already exist. */
@@ -275,9 +358,13 @@ type RevisionDraft = {
   /** The new revision's page tree: a copy of the base's. */
   tree: TreeNode[];
   /** Every page version the tree may point at: the base's, the new ones and the reverted ones. */
-  versions: Map<string, PageVersion>;
+  versions: Map<string, StoredPageVersion>;
   /** The PageVersion rows to write. */
   newVersions: Prisma.PageVersionCreateManyInput[];
+  /** New version id → the input field its content came from (named when it does not parse). */
+  fields: Map<string, string>;
+  /** `changes.<i>.document` → the markdown of that change's JSON document, converted up front. */
+  converted: Map<string, string>;
   /** Batch-local ref → /pages/<id> or /files/<id>. */
   refs: Map<string, string>;
   /** The new revision's files: the base's, then the inserted ones. */
@@ -303,6 +390,8 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
     tree: cloneTree(base.tree),
     versions: new Map(base.versions),
     newVersions: [],
+    fields: new Map(),
+    converted: await convertDocuments(changes),
     refs: ids.refs,
     fileIds: [...base.revision.fileIds],
     insertedFiles: [],
@@ -333,7 +422,9 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
     }
   }
 
-  await insertPageVersions(tx, draft.newVersions);
+  // Content the batch sends is refused when it does not parse in time; a version whose text the
+  // batch did not touch (a rename of a page written before parsing at write time) is stored unparsed.
+  await insertPageVersions(tx, draft.newVersions, { fields: draft.fields, unparsable: 'store' });
   const revision = await writeRevision(tx, {
     spaceId: opts.spaceId,
     parents: [opts.baseRevisionId],
@@ -409,6 +500,7 @@ function insertPage(draft: RevisionDraft, c: ChangeOf<'insert_page'>, at: string
     condition: c.condition || null,
     pageCreatedAt: draft.now,
   });
+  draft.fields.set(v, contentField(c.document, at));
   const node = { id: pageId, v, pages: [] };
   if (c.at !== undefined && c.at < siblings.length) siblings.splice(c.at, 0, node);
   else siblings.push(node);
@@ -459,6 +551,7 @@ function updatePage(draft: RevisionDraft, c: ChangeOf<'update_page'>, at: string
       pageCreatedAt: current.pageCreatedAt,
       ...next,
     });
+    if (c.document) draft.fields.set(found.node.v, contentField(c.document, at));
   }
   if (!draft.outcomes.has(c.page)) draft.outcomes.set(c.page, { object: 'updated_page', pageId: c.page });
 }
@@ -572,7 +665,7 @@ function addVersion(draft: RevisionDraft, page: PageDraft) {
   const id = newId('PageVersion');
   const row: Prisma.PageVersionCreateManyInput = { ...page, id, spaceId: draft.spaceId };
   draft.newVersions.push(row);
-  draft.versions.set(id, { ...(row as unknown as PageVersion), createdAt: draft.now, pageCreatedAt: (row.pageCreatedAt as Date) ?? draft.now });
+  draft.versions.set(id, { ...(row as unknown as StoredPageVersion), createdAt: draft.now, pageCreatedAt: (row.pageCreatedAt as Date) ?? draft.now });
   return id;
 }
 
@@ -592,18 +685,35 @@ function documentMarkdown(
   field: string,
 ): { markdown?: string; meta: Record<string, unknown>; heading?: string } {
   if ('markdown' in doc) return readMarkdownDocument(resolveRefs(draft, doc.markdown));
-  if ('document' in doc) return { markdown: resolveRefs(draft, documentToMarkdownSafe(doc.document, field)), meta: {} };
+  if ('document' in doc) return { markdown: resolveRefs(draft, draft.converted.get(field) ?? ''), meta: {} };
   return { markdown: '', meta: {} };
 }
 
-/** JSON documents are converted to markdown, the stored form (see lib/markdown.ts). */
-function documentToMarkdownSafe(doc: Record<string, unknown>, field: string): string {
-  try {
-    return documentToMarkdown(doc);
-  } catch (e) {
-    if (e instanceof InvalidDocumentError) throw badRequest(`${field}.document`, `invalid document: ${e.message}`);
-    throw e;
-  }
+/** The input field a change's content came from: `changes.<i>.document.markdown` (or `.document`). */
+function contentField(doc: z.infer<typeof DocumentInput>, at: string) {
+  return 'markdown' in doc ? `${at}.document.markdown` : 'document' in doc ? `${at}.document.document` : `${at}.document`;
+}
+
+/**
+ * JSON documents are converted to markdown, the stored form (see lib/markdown.ts), in the
+ * parsing pool and before any change is applied (the conversion recurses over untrusted input).
+ */
+async function convertDocuments(changes: ContentChange[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  await Promise.all(
+    changes.map(async (c, i) => {
+      const doc = 'document' in c ? c.document : undefined;
+      if (!doc || !('document' in doc)) return;
+      const field = `changes.${i}.document.document`;
+      try {
+        out.set(`changes.${i}.document`, await documentToMarkdownInPool(doc.document));
+      } catch (e) {
+        if (e instanceof InvalidDocumentError) throw badRequest(field, `invalid document: ${e.message}`);
+        throw refusalError(e, field);
+      }
+    }),
+  );
+  return out;
 }
 
 /** Width and height of a PNG, GIF, JPEG or WebP image from its header; undefined otherwise. */

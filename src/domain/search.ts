@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { Prisma } from '../generated/prisma/client.ts';
 import type { DomainContext } from './context.ts';
 import { badRequest, parseInput } from '../lib/errors.ts';
-import { splitSections } from '../lib/markdown.ts';
+import { sectionsForRead } from '../lib/markdown-pool.ts';
 import { requireSpaceById } from './spaces.ts';
 import { visibilityScope, visibleSpacesWhere } from '../auth/access.ts';
 
@@ -191,12 +191,14 @@ async function matchSections(ctx: DomainContext, q: string, hits: Hit[]): Promis
 }
 
 /**
- * Versions written before PageSection existed have no section rows: split their markdown here
- * and let Postgres test each section's text (slower; only old data takes this path).
+ * Versions written before PageSection existed have no section rows (until the backfill job
+ * gives them theirs): split their markdown here and let Postgres test each section's text
+ * (slower; only old data takes this path).
  */
 async function matchUnsplitSections(ctx: DomainContext, q: string, versionIds: string[]): Promise<Map<string, SectionMatch[]>> {
   const versions = await ctx.prisma.pageVersion.findMany({ where: { id: { in: versionIds } }, select: { id: true, markdown: true } });
-  const split = versions.map((v) => ({ id: v.id, sections: splitSections(v.markdown) }));
+  // In the parsing pool, never on the event loop; the backfill job gives these versions their rows.
+  const split = await Promise.all(versions.map(async (v) => ({ id: v.id, sections: await sectionsForRead(v.markdown) })));
   const texts = split.flatMap((v) => v.sections.map((s) => `${s.title}\n${s.body}`));
   const matches = texts.length
     ? await ctx.prisma.$queryRaw<Array<{ i: number; all: boolean; any: boolean }>>`

@@ -278,7 +278,8 @@ export async function duplicateSpace(ctx: DomainContext, id: string): Promise<Sp
         pageCreatedAt: v.pageCreatedAt,
       });
     }
-    await insertPageVersions(tx, versionRows);
+    // Copies of accepted content: what no longer parses within the budget is stored unparsed.
+    await insertPageVersions(tx, versionRows, { unparsable: 'store' });
     const mapTree = (nodes: TreeNode[]): TreeNode[] => nodes.map((n) => ({ id: n.id, v: versionIdMap.get(n.v) ?? n.v, pages: mapTree(n.pages) }));
     const revision = await writeRevision(tx, {
       spaceId: newSpaceId,

@@ -13,9 +13,9 @@
 // moved in or reordered are placed after their nearest preceding sibling in the source's order.
 // The result is a plan (tree + page versions to write); nothing is written here.
 import { isDeepStrictEqual } from 'node:util';
-import type { PageVersion, Prisma } from '../generated/prisma/client.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
 import { mergePageMaps, mergeText } from '../lib/merge.ts';
-import type { LoadedRevision, TreeNode } from './revisions.ts';
+import type { LoadedRevision, StoredPageVersion as PageVersion, TreeNode } from './revisions.ts';
 import { newId } from '../lib/ids.ts';
 
 export type MergeConflict = { pageId: string | null; reason: string };

@@ -21,7 +21,7 @@ import {
   updateComment,
   updateReply,
 } from '../domain/comments.ts';
-import { markdownToDocument } from '../lib/markdown.ts';
+import { parseForRead } from '../lib/markdown-pool.ts';
 import { loadPageVersions, loadRevisionContent } from './content.ts';
 import { forbidden, notFound, parseInput } from '../lib/errors.ts';
 
@@ -180,7 +180,12 @@ const CommentEntryRef = builder.interfaceRef<Comment>('CommentEntry').implement(
     postedAt: t.field({ type: 'DateTime', description: 'When it was posted.', resolve: (c) => c.postedAt }),
     editedAt: t.field({ type: 'DateTime', nullable: true, description: 'When its body was last edited; null when never.', resolve: (c) => c.editedAt }),
     markdown: t.string({ description: 'The body as markdown (the stored form).', resolve: (c) => c.markdown }),
-    document: t.field({ type: 'JSON', description: 'The body as a JSON document.', resolve: (c) => markdownToDocument(c.markdown) }),
+    document: t.field({
+      type: 'JSON',
+      description: 'The body as a JSON document.',
+      // Stored when the body was written; comments from before are parsed in the pool until the backfill job reaches them.
+      resolve: async (c) => c.document ?? (await parseForRead(c.markdown)).document,
+    }),
     reactions: t.field({ type: [ReactionRef], description: 'Emoji reactions, one entry per emoji, first used first.', resolve: (c, _a, ctx) => reactionsOf(ctx, c.id) }),
     urls: t.field({ type: CommentUrls, description: 'Its REST address.', resolve: (c, _a, ctx) => ({ location: commentLocation(ctx, c) }) }),
     permissions: t.field({ type: CommentPermissions, description: 'What you may do with it.', resolve: (c, _a, ctx) => permissionsFor(ctx, c) }),

@@ -29,7 +29,8 @@ import {
   type RevisionRow,
 } from '../domain/content.ts';
 import type { ChangeOutcome } from '../domain/revisions.ts';
-import { classifyLink, markdownToDocument } from '../lib/markdown.ts';
+import { classifyLink } from '../lib/markdown.ts';
+import { parseForRead } from '../lib/markdown-pool.ts';
 import { badRequest, notFound } from '../lib/errors.ts';
 import { getImportJob, startImport, waitForImportJob, IMPORT_SOURCES } from '../domain/imports.ts';
 import { SpaceRef } from './spaces.ts';
@@ -58,7 +59,7 @@ const META_COLUMNS = Prisma.raw(
   `id, "pageId", "spaceId", kind::text AS kind, title, slug, emoji, icon, description, href, hidden, "noIndex", "noRobotsIndex", condition, layout, "createdAt", "pageCreatedAt"`,
 );
 const FULL_COLUMNS = Prisma.raw(
-  `id, "pageId", "spaceId", kind::text AS kind, title, slug, emoji, icon, description, href, hidden, "noIndex", "noRobotsIndex", condition, layout, "createdAt", "pageCreatedAt", markdown`,
+  `id, "pageId", "spaceId", kind::text AS kind, title, slug, emoji, icon, description, href, hidden, "noIndex", "noRobotsIndex", condition, layout, "createdAt", "pageCreatedAt", markdown, links`,
 );
 
 /**
@@ -207,7 +208,8 @@ function memoOf(ctx: Context): Map<string, Promise<RevisionContent>> {
 export const loadFileById = (ctx: Context, id: string): Promise<File | null> =>
   loadById(ctx, 'file.byId', id, (ids) => ctx.prisma.file.findMany({ where: { id: { in: ids } } }));
 
-const CONTENT_FIELDS = new Set(['markdown', 'document', 'links']);
+// `document` is not here: it is stored, and loaded by version id (loadPageDocument).
+const CONTENT_FIELDS = new Set(['markdown', 'links']);
 
 /** Does the selection under this field ask for page bodies anywhere (at any depth)? */
 export function selectsPageContent(info: GraphQLResolveInfo): boolean {
@@ -269,6 +271,26 @@ async function pagesWithBodies(ctx: Context, revision: RevisionRow, info: GraphQ
     throw badRequest('', `The pages' bodies total ${mib(total)}, more than one answer carries (${mib(max)}): list the pages without bodies (GraphQL), or read them one at a time (GET …/content/page/{pageId})`);
   }
   return loadRevisionContent(ctx, revision, { withMarkdown: true });
+}
+
+/**
+ * A page version's JSON document, stored when it was written (one statement per tick). A version
+ * written before documents were stored (until the backfill job reaches it) is parsed in the
+ * pool, never on the event loop.
+ */
+function loadPageDocument(ctx: Context, versionId: string): Promise<unknown> {
+  return loader<string, unknown>(ctx, 'pageVersion.document', async (ids) => {
+    const rows = await ctx.prisma.$queryRaw<Array<{ id: string; document: unknown; markdown: string | null }>>`
+      SELECT id, document, CASE WHEN document IS NULL THEN markdown END AS markdown FROM "PageVersion" WHERE id = ANY(${[...ids]}::text[])`;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return Promise.all(
+      ids.map(async (id) => {
+        const r = byId.get(id);
+        if (!r) return null;
+        return r.document ?? (await parseForRead(r.markdown ?? '')).document;
+      }),
+    );
+  }).load(versionId);
 }
 
 // ------------------------------------------------------------------ keyset pages over derived lists
@@ -414,7 +436,7 @@ RevisionPageRef.implement({
       type: 'JSON',
       nullable: true,
       description: 'Body of a document page as a JSON document (converted from markdown); null for groups and links.',
-      resolve: async (p, _a, ctx) => (p.version.kind === 'document' ? markdownToDocument((await withBody(ctx, p))?.version.markdown ?? '') : null),
+      resolve: (p, _a, ctx) => (p.version.kind === 'document' ? loadPageDocument(ctx, p.version.id) : null),
     }),
     href: t.string({ nullable: true, description: 'Target of a link page.', resolve: (p) => p.version.href }),
     target: t.field({ type: 'JSON', nullable: true, description: 'Content reference of a link page.', resolve: (p) => (p.version.kind === 'link' ? linkPageTarget(p.version.href) : null) }),
@@ -504,9 +526,9 @@ export const ContentLinkConnection = builder.connectionObject({
   }),
 });
 
-function linkConnection(ctx: Context, content: RevisionContent, args: PageArgs & { status?: string | null }, pageId?: string) {
+async function linkConnection(ctx: Context, content: RevisionContent, args: PageArgs & { status?: string | null }, pageId?: string) {
   const list = pageId ? 'RevisionPage.links' : 'Revision.links';
-  const all = computeLinks(content, { appUrls: appUrlsOf(ctx), pageId });
+  const all = await computeLinks(content, { appUrls: appUrlsOf(ctx), pageId });
   const status = (args.status ?? undefined) as LinkStatus | undefined;
   const items: LinkNode[] = (status ? all.filter((l) => l.status === status) : all).map((l) => ({ ...l, content }));
   const stats = linkStats(all);
@@ -611,7 +633,7 @@ export const RevisionRef = builder.prismaNode('Revision', {
         resolve: async (r, args, ctx) => {
           if (!r.fileIds.includes(args.fileId)) throw fileNotInRevision(args.fileId);
           const content = await loadRevisionContent(ctx, r, { withMarkdown: true });
-          const pages = fileBacklinks(content, args.fileId).sort((a, b) => (a.id < b.id ? -1 : 1));
+          const pages = (await fileBacklinks(content, args.fileId)).sort((a, b) => (a.id < b.id ? -1 : 1));
           return keyedConnection('Revision.fileBacklinks', pages, (p) => p.id, args) as never;
         },
       },

@@ -99,7 +99,10 @@ export function classifyLink(url: string): { kind: LinkKind; target: string } | 
 /** Every link and image of a page, in document order (reference-style links resolved). */
 export function extractLinks(markdown: string): ExtractedLink[] {
   const tree = parse(markdown);
-  const defs = definitionsOf(tree);
+  return linksOf(tree, definitionsOf(tree));
+}
+
+function linksOf(tree: Root, defs: Map<string, Definition>): ExtractedLink[] {
   const links: ExtractedLink[] = [];
   const add = (url: string | undefined, text: string) => {
     const c = url === undefined ? null : classifyLink(url);
@@ -598,6 +601,71 @@ function blocksToDoc(nodes: RootContent[], ctx: BlockContext, defs: Map<string, 
 export function markdownToDocument(markdown: string): JSONDocument {
   const tree = parse(markdown);
   return { object: 'document', data: {}, nodes: blocksToDoc(tree.children, 'top', definitionsOf(tree)) };
+}
+
+/** A link as stored with a page version (anchors, which never leave the page, are left out). */
+export type StoredLink = { kind: Exclude<LinkKind, 'anchor'>; target: string };
+
+/** What a page version stores from its markdown: one parse for the document and the links. */
+export function analyzeMarkdown(markdown: string): { document: JSONDocument; links: StoredLink[]; sections: Section[] } {
+  const tree = parse(markdown);
+  const defs = definitionsOf(tree);
+  const links = linksOf(tree, defs).flatMap((l): StoredLink[] => (l.kind === 'anchor' ? [] : [{ kind: l.kind, target: l.target }]));
+  return { document: { object: 'document', data: {}, nodes: blocksToDoc(tree.children, 'top', defs) }, links, sections: splitSections(markdown) };
+}
+
+/**
+ * What is stored for markdown that could not be parsed within its budget (old rows the backfill
+ * meets): the text as one code block, no links, one section holding the text, so it is never
+ * parsed again and search still finds its words.
+ */
+export function unparsedMarkdown(markdown: string): { document: JSONDocument; links: StoredLink[]; sections: Section[] } {
+  const lines = markdown.split(/\r?\n/).map((line) => block('code-line', [textNode([{ object: 'leaf', text: line, marks: [] }])]));
+  return {
+    document: { object: 'document', data: {}, nodes: markdown ? [block('code', lines)] : [] },
+    links: [],
+    sections: markdown.trim() ? [{ id: '', title: '', depth: 0, body: markdown }] : [],
+  };
+}
+
+/**
+ * The deepest block nesting (block quotes and list items) a line of `markdown` may open, with the
+ * line (the first one deeper than `limit`, when one is): a linear scan that over-estimates a little (each 2 columns of indentation count as a
+ * level, lines in fenced code are skipped). The parser recurses once per level, so a page is
+ * refused on this figure before it is parsed (lib/markdown-pool.ts).
+ */
+export function blockNesting(markdown: string, limit = Infinity): { depth: number; line: number } {
+  let worst = { depth: 0, line: 0 };
+  let fence: string | null = null;
+  const lines = markdown.split(/\r?\n/);
+  for (let n = 0; n < lines.length; n++) {
+    const line = lines[n];
+    let i = 0;
+    let indent = 0;
+    while (line[i] === ' ' || line[i] === '\t') indent += line[i++] === '\t' ? 4 : 1;
+    let depth = Math.floor(indent / 2);
+    for (;;) {
+      while (line[i] === ' ' || line[i] === '\t') i++;
+      if (line[i] === '>') {
+        depth++;
+        i++;
+        continue;
+      }
+      const marker = /^(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$)/.exec(line.slice(i, i + 12));
+      if (!marker) break;
+      depth++;
+      i += marker[0].length;
+    }
+    const rest = line.slice(i, i + 12);
+    if (fence) {
+      if (rest.startsWith(fence)) fence = null;
+      continue;
+    }
+    fence = /^(`{3,}|~{3,})/.exec(rest)?.[1] ?? null;
+    if (depth > worst.depth) worst = { depth, line: n + 1 };
+    if (depth > limit) break; // the first line past the limit is the one to name
+  }
+  return worst;
 }
 
 // ----- document → markdown

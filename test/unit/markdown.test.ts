@@ -2,6 +2,8 @@ import { createRequire } from 'node:module';
 import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
 import {
+  analyzeMarkdown,
+  blockNesting,
   classifyLink,
   documentToMarkdown,
   extractLinks,
@@ -11,6 +13,7 @@ import {
   markdownToPlainText,
   slugify,
   splitSections,
+  unparsedMarkdown,
   type JSONDocument,
 } from '../../src/lib/markdown.ts';
 
@@ -374,5 +377,32 @@ describe('markdownToPlainText', () => {
   it('strips syntax and keeps text', () => {
     const md = '# Title\n\nSome **bold** [link](https://x) ![alt text](a.png) `code`\n\n- a\n- b\n\n> quote\n\n```\nfn()\n```\n\n<p>html <b>here</b></p>\n\n| h1 | h2 |\n|--|--|\n| c1 | c2 |\n\nhard  \nbreak';
     expect(markdownToPlainText(md)).toBe('Title\nSome bold link alt text code\na\nb\nquote\nfn()\nhtml here\nh1 h2\nc1 c2\nhard\nbreak');
+  });
+});
+
+describe('what is stored from a parse', () => {
+  it('analyzeMarkdown: the document, the links (no anchors) and the sections of one parse', () => {
+    const md = '# T\n\n[a](page:p1) [b](#here) ![i](file:f1) [c][r]\n\n[r]: https://x.y\n';
+    const out = analyzeMarkdown(md);
+    expect(out.document).toEqual(markdownToDocument(md));
+    expect(out.links).toEqual(extractLinks(md).filter((l) => l.kind !== 'anchor').map(({ kind, target }) => ({ kind, target })));
+    expect(out.sections).toEqual(splitSections(md));
+  });
+
+  it('unparsedMarkdown: the text as one code block, no links, one section', () => {
+    const out = unparsedMarkdown('*a*a\nb');
+    expect(out.document.nodes.map((n) => n.type)).toEqual(['code']);
+    expect(out.links).toEqual([]);
+    expect(out.sections).toEqual([{ id: '', title: '', depth: 0, body: '*a*a\nb' }]);
+    expectValidDocument(out.document);
+  });
+
+  it('blockNesting counts quote and list levels, indentation, and skips fenced code', () => {
+    expect(blockNesting('text\n> > quote').depth).toBe(2);
+    expect(blockNesting('- a\n  - b\n    - c').depth).toBe(3);
+    expect(blockNesting('1. > - x').depth).toBe(3);
+    expect(blockNesting('```\n> > > > >\n```\nplain').depth).toBe(0);
+    expect(blockNesting('*a*a - b').depth).toBe(0);
+    expect(blockNesting(`ok\n${'> '.repeat(20_000)}`, 100)).toEqual({ depth: 20_000, line: 2 });
   });
 });
