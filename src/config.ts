@@ -82,6 +82,12 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
   /** Requests made for one delivery before it is marked failed (1–20). */
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
+  /** Imported archives (zip, docx): records in the central directory, bytes one entry and all entries may expand to. */
+  IMPORT_MAX_ENTRIES: z.coerce.number().int().min(1).default(5000),
+  IMPORT_MAX_ENTRY_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
+  IMPORT_MAX_TOTAL_BYTES: z.coerce.number().int().min(1024).default(50 * 1024 * 1024),
+  /** How long `POST …/content/import` waits for its job before answering 202 with the job to poll. */
+  IMPORT_WAIT_SECONDS: z.coerce.number().int().min(0).max(20).default(20),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -139,6 +145,8 @@ export type Config = {
   live: { maxSubscriptions: number; queueLength: number; keepAliveMs: number };
   /** Webhooks (src/domain/webhooks.ts): private targets allowed, attempts per delivery. */
   webhooks: { allowPrivate: boolean; maxAttempts: number };
+  /** Imports (src/domain/imports.ts): archive limits (src/lib/zip-reader.ts) and the REST wait. */
+  imports: { maxEntries: number; maxEntryBytes: number; maxTotalBytes: number; waitSeconds: number };
 };
 
 export type RateLimitConfig = {
@@ -206,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     live: { maxSubscriptions: e.MAX_SUBSCRIPTIONS, queueLength: e.SUBSCRIPTION_QUEUE_LENGTH, keepAliveMs: e.SSE_KEEPALIVE_MS },
     webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
+    imports: { maxEntries: e.IMPORT_MAX_ENTRIES, maxEntryBytes: e.IMPORT_MAX_ENTRY_BYTES, maxTotalBytes: e.IMPORT_MAX_TOTAL_BYTES, waitSeconds: e.IMPORT_WAIT_SECONDS },
   };
 }
 

@@ -18,9 +18,9 @@ import type { TaskDeps } from './context.ts';
 import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { requireEditable, requireSpaceById } from './spaces.ts';
-import { imageDimensions, insertPageVersions, loadRevision, slugify, writeRevision, type TreeNode } from './revisions.ts';
+import { imageDimensions, insertPageVersions, loadRevision, PAGE_MARKDOWN_MAX, slugify, writeRevision, type TreeNode } from './revisions.ts';
 import { requireFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from '../lib/url-guard.ts';
-import { ImportError, importFromSource, type ConvertedImport, type Fetcher, type ImportedPage } from '../lib/importers.ts';
+import { ImportError, importFromSource, type ConvertedImport, type Fetcher, type ImportedPage, type ZipLimits } from '../lib/importers.ts';
 import { codeRanges } from '../lib/markdown.ts';
 import { transaction } from '../db/transaction.ts';
 import { jobActor, recordEvent, type EventInput } from './events.ts';
@@ -145,8 +145,11 @@ export async function runImportJob(deps: TaskDeps, jobId: string): Promise<void>
     if (r.count) await recordImportEvent(tx, deps, job, 'import_running');
   });
   try {
-    const converted = await convertImport(job.source as ImportSource, job.url, { allowPrivate: deps.config.allowPrivateFetch });
+    const converted = await convertImport(job.source as ImportSource, job.url, { allowPrivate: deps.config.allowPrivateFetch, limits: deps.config.imports });
     if (converted.pages.length === 0 && converted.files.length === 0) throw new ImportError('Nothing to import was found at this URL');
+    // Before anything is stored; checked again on the final markdown (links rewritten) in writeImport.
+    const walk = (list: ImportedPage[]): void => list.forEach((p) => (requirePageSize(p, p.markdown), walk(p.children)));
+    walk(converted.pages);
     // Bytes first (outside the transaction); an aborted import leaves only unreferenced blobs.
     const files = converted.files.map((f) => {
       const id = newId('File');
@@ -211,6 +214,7 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
 
   const now = deps.clock.now();
   const versions: Prisma.PageVersionCreateManyInput[] = [];
+  const markdownOf = (p: Assigned) => requirePageSize(p, rewriteLinks(p.markdown, p.sourcePath, targets, new URL(job.url).origin));
   const build = (list: Assigned[], taken: Set<string>): TreeNode[] =>
     list.map((p) => {
       let slug = slugify(p.slug || p.title);
@@ -225,7 +229,7 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
         title: (p.title || 'Untitled').slice(0, 256),
         slug,
         description: p.description ?? null,
-        markdown: rewriteLinks(p.markdown, p.sourcePath, targets, new URL(job.url).origin),
+        markdown: markdownOf(p),
         createdAt: now,
         pageCreatedAt: now,
       });
@@ -267,6 +271,19 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
     ? { type: 'change_request_content_updated', objectType: 'change_request' as const, objectId: job.changeRequestId, payload: { spaceId: job.spaceId, revisionId: revision.id, previousRevisionId: baseRevisionId, importId: job.id } }
     : { type: 'space_content_updated', objectType: 'space' as const, objectId: job.spaceId, payload: { revisionId: revision.id, previousRevisionId: baseRevisionId, importId: job.id } };
   await recordImportEvent(tx, deps, job, 'import_completed', { revisionId: revision.id, importedResources: versions.length + files.length }, updated);
+}
+
+/**
+ * Imported pages obey the page limit of edits (PAGE_MARKDOWN_MAX characters): a page over it
+ * fails the whole import, naming the page and where it came from, and nothing is written. (Not
+ * split or cut: either would change the content without the user seeing where.)
+ */
+function requirePageSize(page: ImportedPage, markdown: string): string {
+  if (markdown.length <= PAGE_MARKDOWN_MAX) return markdown;
+  const from = page.sourcePath ? ` (from ${page.sourcePath})` : '';
+  throw new ImportError(
+    `the page "${page.title.slice(0, 100)}"${from} has ${markdown.length.toLocaleString('en')} characters of markdown; a page may have at most ${PAGE_MARKDOWN_MAX.toLocaleString('en')} (256 KiB). Nothing was imported`,
+  );
 }
 
 /** Events of an import job's progress (source `job`), in the organization of its space. */
@@ -339,7 +356,7 @@ export const SUPPORTED_IMPORT_SOURCES: ImportSource[] = ['markdown', 'zip', 'htm
 const FETCH_LIMITS = { timeoutMs: 30_000, maxBytes: 50 * 1024 * 1024 };
 
 /** Fetch (SSRF-guarded; every failure an ImportError naming the URL) and convert with the importers. */
-async function convertImport(source: ImportSource, url: string, opts: { allowPrivate: boolean }): Promise<ConvertedImport> {
+async function convertImport(source: ImportSource, url: string, opts: { allowPrivate: boolean; limits: ZipLimits }): Promise<ConvertedImport> {
   const fetcher: Fetcher = async (u) => {
     let r;
     try {
@@ -353,5 +370,5 @@ async function convertImport(source: ImportSource, url: string, opts: { allowPri
   };
   if (source === 'website') return importFromSource(source, Buffer.alloc(0), url, fetcher);
   const res = await fetcher(url);
-  return importFromSource(source, res.body, url, fetcher);
+  return importFromSource(source, res.body, url, fetcher, opts.limits);
 }

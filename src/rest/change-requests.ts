@@ -10,6 +10,8 @@ import {
   PAGE_FIELDS,
   PAGE_FIELDS_WITH_FORMAT,
   IMPORT_WAIT_SECONDS,
+  IMPORT_RUN_FIELDS,
+  importStatus,
   ImportContentBody,
   extendRevisionRepresentation,
   locationContext,
@@ -241,9 +243,9 @@ export const routes: RestRoute[] = [
     path: `${CR}/content/import`,
     body: ImportContentBody,
     document: `mutation($input: ImportChangeRequestContentInput!) {
-      importChangeRequestContent(input: $input) { importJob { id state error importedResources totalResources } revision { id } } }`,
+      importChangeRequestContent(input: $input) { importJob { ${IMPORT_RUN_FIELDS} } revision { id } } }`,
     variables: ({ params, body }) => ({ input: { ...target(params), url: body.url, source: body.source, waitSeconds: IMPORT_WAIT_SECONDS } }),
     result: (d) => toRestImportResult(d.importChangeRequestContent),
-    status: 201,
+    status: (d) => importStatus(d.importChangeRequestContent),
   },
 ];

@@ -172,6 +172,7 @@ export const PATH_PARAMS: Record<string, PathParam> = {
   auditEventId: byPattern('Audit event', /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/),
   webhookId: idOf('Webhook', 'Webhook'),
   deliveryId: idOf('WebhookDelivery', 'Webhook delivery'),
+  importRunId: idOf('ImportJob', 'Import run'),
 };
 
 // ------------------------------------------------------------------ the router
@@ -268,8 +269,9 @@ export class RestRouter {
       const status = typeof route.status === 'function' ? route.status(result.data, input) : (route.status ?? 200);
       if (status === 204 || status === 205) return { status };
       const body = route.result ? route.result(result.data, input) : result.data;
-      // Creations answer the new object's API URL in `Location`, as the contract documents.
-      const location = status === 201 ? (body as { urls?: { location?: unknown } } | null)?.urls?.location : undefined;
+      // Creations answer the new object's API URL in `Location`, as the contract documents; an
+      // accepted (202) job, the address to poll.
+      const location = status === 201 || status === 202 ? (body as { urls?: { location?: unknown } } | null)?.urls?.location : undefined;
       return { status, body, ...(typeof location === 'string' ? { headers: { Location: location } } : {}) };
     } catch (err) {
       return errorResponse(err, ctx);
