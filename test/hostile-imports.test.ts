@@ -306,6 +306,9 @@ describe('a REST import still running after the wait', () => {
     expect(r.headers.get('location')).toBe(location);
     expect(location).toBe(`${slow.app.config.publicUrl}/v1/org/${slow.org.id}/imports/${r.body.id}`);
     expectValidNextResponse('POST', '/org/{organizationId}/imports', 201, r.body);
+    // The served document says so too.
+    const doc = (await slow.rest('GET', '/v1/openapi.json', undefined, null)).body;
+    expect(doc.paths['/v1/spaces/{spaceId}/content/import'].post.responses['202'].headers.Location).toBeDefined();
     const path = location.slice(slow.app.config.publicUrl.length);
 
     const running = await slow.rest('GET', path);

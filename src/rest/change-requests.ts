@@ -11,6 +11,7 @@ import {
   PAGE_FIELDS_WITH_FORMAT,
   IMPORT_WAIT_SECONDS,
   IMPORT_RUN_FIELDS,
+  IMPORT_ACCEPTED,
   importStatus,
   ImportContentBody,
   extendRevisionRepresentation,
@@ -247,5 +248,6 @@ export const routes: RestRoute[] = [
     variables: ({ params, body }) => ({ input: { ...target(params), url: body.url, source: body.source, waitSeconds: IMPORT_WAIT_SECONDS } }),
     result: (d) => toRestImportResult(d.importChangeRequestContent),
     status: (d) => importStatus(d.importChangeRequestContent),
+    moreResponses: IMPORT_ACCEPTED,
   },
 ];

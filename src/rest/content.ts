@@ -196,8 +196,6 @@ export const ImportContentBody = ImportContentInput.extend({ source: contractEnu
 
 const SPACE = '/v1/spaces/:spaceId';
 
-// Route documents are getters so that representation extensions registered by other areas at
-// module load are included when the route table is built.
 // ------------------------------------------------------------------ import runs
 
 /** The import job as REST shows it: an import run. */
@@ -221,6 +219,17 @@ export const ImportRunShape = z.object({
   totalResources: z.number().int(),
 });
 
+/** The 202 of the import routes, for /v1/openapi.json. */
+export const IMPORT_ACCEPTED = {
+  202: {
+    description: 'The import is still running after the wait (IMPORT_WAIT_SECONDS): the import run; poll its `urls.location` until `completed` (then `revision`) or `failed` (then `reason`)',
+    response: ImportRunShape,
+    headers: { Location: { description: 'API URL of the import run to poll', schema: { type: 'string' } } },
+  },
+};
+
+// Route documents are getters so that representation extensions registered by other areas at
+// module load are included when the route table is built.
 export const routes: RestRoute[] = [
   {
     method: 'GET',
@@ -346,6 +355,7 @@ export const routes: RestRoute[] = [
     variables: ({ params, body }) => ({ input: { spaceId: params.spaceId, url: body.url, source: body.source, waitSeconds: IMPORT_WAIT_SECONDS } }),
     result: (d) => toRestImportResult(d.importSpaceContent),
     status: (d) => importStatus(d.importSpaceContent),
+    moreResponses: IMPORT_ACCEPTED,
   },
   {
     // The newer contract's import run (0.202 `getImportRun`): where a 202 from an import points.

@@ -44,6 +44,8 @@ export type RestRoute<Q = any, B = any> = {
    * schema, or the name of a schema of the official document's components.
    */
   openapi?: { operationId?: string; summary?: string; response?: z.ZodType | string; /** The success status to document when `status` is computed (a delete's 205). */ status?: number };
+  /** Success answers the official document lacks (an import's 202), added to /v1/openapi.json beside its own. */
+  moreResponses?: Record<number, { description: string; response: z.ZodType; headers?: Record<string, { description: string; schema: { type: string } }> }>;
 };
 
 export type RestResponse = { status: number; body?: unknown; headers?: Record<string, string> };
