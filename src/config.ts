@@ -88,6 +88,9 @@ const EnvSchema = z.object({
   IMPORT_MAX_TOTAL_BYTES: z.coerce.number().int().min(1024).default(50 * 1024 * 1024),
   /** How long `POST …/content/import` waits for its job before answering 202 with the job to poll. */
   IMPORT_WAIT_SECONDS: z.coerce.number().int().min(0).max(20).default(20),
+  /** An import's fetch and conversion run in a worker thread with this deadline and heap. */
+  IMPORT_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(300),
+  IMPORT_WORKER_HEAP_MB: z.coerce.number().int().min(32).default(256),
 }).refine((e) => e.JOB_HEARTBEAT_SECONDS * 2 <= e.JOB_LOCK_TIMEOUT_SECONDS, {
   path: ['JOB_HEARTBEAT_SECONDS'],
   message: 'must be at most half of JOB_LOCK_TIMEOUT_SECONDS',
@@ -146,7 +149,7 @@ export type Config = {
   /** Webhooks (src/domain/webhooks.ts): private targets allowed, attempts per delivery. */
   webhooks: { allowPrivate: boolean; maxAttempts: number };
   /** Imports (src/domain/imports.ts): archive limits (src/lib/zip-reader.ts) and the REST wait. */
-  imports: { maxEntries: number; maxEntryBytes: number; maxTotalBytes: number; waitSeconds: number };
+  imports: { maxEntries: number; maxEntryBytes: number; maxTotalBytes: number; waitSeconds: number; timeoutSeconds: number; workerHeapMb: number };
 };
 
 export type RateLimitConfig = {
@@ -214,7 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     live: { maxSubscriptions: e.MAX_SUBSCRIPTIONS, queueLength: e.SUBSCRIPTION_QUEUE_LENGTH, keepAliveMs: e.SSE_KEEPALIVE_MS },
     webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
-    imports: { maxEntries: e.IMPORT_MAX_ENTRIES, maxEntryBytes: e.IMPORT_MAX_ENTRY_BYTES, maxTotalBytes: e.IMPORT_MAX_TOTAL_BYTES, waitSeconds: e.IMPORT_WAIT_SECONDS },
+    imports: { maxEntries: e.IMPORT_MAX_ENTRIES, maxEntryBytes: e.IMPORT_MAX_ENTRY_BYTES, maxTotalBytes: e.IMPORT_MAX_TOTAL_BYTES, waitSeconds: e.IMPORT_WAIT_SECONDS, timeoutSeconds: e.IMPORT_TIMEOUT_SECONDS, workerHeapMb: e.IMPORT_WORKER_HEAP_MB },
   };
 }
 

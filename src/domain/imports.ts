@@ -19,8 +19,9 @@ import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { requireEditable, requireSpaceById } from './spaces.ts';
 import { imageDimensions, insertPageVersions, loadRevision, PAGE_MARKDOWN_MAX, slugify, writeRevision, type TreeNode } from './revisions.ts';
-import { requireFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from '../lib/url-guard.ts';
-import { ImportError, importFromSource, type ConvertedImport, type Fetcher, type ImportedPage, type ZipLimits } from '../lib/importers.ts';
+import { requireFetchableUrl, FetchGuardError } from '../lib/url-guard.ts';
+import { ImportError, type ConvertedImport, type ImportedPage } from '../lib/importers.ts';
+import { convertInWorker } from '../lib/import-thread.ts';
 import { codeRanges } from '../lib/markdown.ts';
 import { transaction } from '../db/transaction.ts';
 import { jobActor, recordEvent, type EventInput } from './events.ts';
@@ -145,7 +146,7 @@ export async function runImportJob(deps: TaskDeps, jobId: string): Promise<void>
     if (r.count) await recordImportEvent(tx, deps, job, 'import_running');
   });
   try {
-    const converted = await convertImport(job.source as ImportSource, job.url, { allowPrivate: deps.config.allowPrivateFetch, limits: deps.config.imports });
+    const converted = await convertImport(job.source as ImportSource, job.url, deps.config);
     if (converted.pages.length === 0 && converted.files.length === 0) throw new ImportError('Nothing to import was found at this URL');
     // Before anything is stored; checked again on the final markdown (links rewritten) in writeImport.
     const walk = (list: ImportedPage[]): void => list.forEach((p) => (requirePageSize(p, p.markdown), walk(p.children)));
@@ -353,22 +354,14 @@ export function normalizeJoin(dir: string, rel: string): string {
 
 export const SUPPORTED_IMPORT_SOURCES: ImportSource[] = ['markdown', 'zip', 'html', 'website', 'docx'];
 
-const FETCH_LIMITS = { timeoutMs: 30_000, maxBytes: 50 * 1024 * 1024 };
-
-/** Fetch (SSRF-guarded; every failure an ImportError naming the URL) and convert with the importers. */
-async function convertImport(source: ImportSource, url: string, opts: { allowPrivate: boolean; limits: ZipLimits }): Promise<ConvertedImport> {
-  const fetcher: Fetcher = async (u) => {
-    let r;
-    try {
-      r = await safeFetch(u, { allowPrivate: opts.allowPrivate, ...FETCH_LIMITS });
-    } catch (e) {
-      if (e instanceof FetchGuardError || e instanceof FetchTimeoutError || e instanceof FetchTooLargeError) throw new ImportError(`cannot fetch ${u}: ${e.message}`);
-      throw new ImportError(`cannot fetch ${u}: ${(e as Error).message || 'network error'}`);
-    }
-    if (r.status < 200 || r.status >= 300) throw new ImportError(`cannot fetch ${u}: HTTP ${r.status}`);
-    return { contentType: r.contentType, body: r.body };
-  };
-  if (source === 'website') return importFromSource(source, Buffer.alloc(0), url, fetcher);
-  const res = await fetcher(url);
-  return importFromSource(source, res.body, url, fetcher, opts.limits);
+/**
+ * Fetch (SSRF-guarded) and convert in a worker thread (src/lib/import-worker.ts): the parsing
+ * (HTML, docx, markdown) never runs on the event loop, and the worker has a deadline and a heap
+ * limit of its own.
+ */
+function convertImport(source: ImportSource, url: string, config: TaskDeps['config']): Promise<ConvertedImport> {
+  return convertInWorker(
+    { source, url, allowPrivate: config.allowPrivateFetch, limits: config.imports },
+    { timeoutMs: config.imports.timeoutSeconds * 1000, maxHeapMb: config.imports.workerHeapMb },
+  );
 }

@@ -10,6 +10,7 @@ import mammoth from 'mammoth';
 import TurndownService from 'turndown';
 import { parse as parseHtml } from 'node-html-parser';
 import { readZip, ZipLimitError, type ZipLimits } from './zip-reader.ts';
+import { FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from './url-guard.ts';
 
 /** What a source converts to: a page tree (paths of the source, for links) and files. */
 export type ImportedPage = {
@@ -292,4 +293,24 @@ export async function importFromSource(source: ImportSource, body: Buffer, url: 
     default:
       throw new ImportError(`importing from ${source} is not supported`);
   }
+}
+
+const FETCH_LIMITS = { timeoutMs: 30_000, maxBytes: 50 * 1024 * 1024 };
+
+/** Fetch (SSRF-guarded; every failure an ImportError naming the URL) and convert. */
+export async function fetchAndConvert(source: ImportSource, url: string, opts: { allowPrivate: boolean; limits: ZipLimits }): Promise<ConvertedImport> {
+  const fetcher: Fetcher = async (u) => {
+    let r;
+    try {
+      r = await safeFetch(u, { allowPrivate: opts.allowPrivate, ...FETCH_LIMITS });
+    } catch (e) {
+      if (e instanceof FetchGuardError || e instanceof FetchTimeoutError || e instanceof FetchTooLargeError) throw new ImportError(`cannot fetch ${u}: ${e.message}`);
+      throw new ImportError(`cannot fetch ${u}: ${(e as Error).message || 'network error'}`);
+    }
+    if (r.status < 200 || r.status >= 300) throw new ImportError(`cannot fetch ${u}: HTTP ${r.status}`);
+    return { contentType: r.contentType, body: r.body };
+  };
+  if (source === 'website') return importFromSource(source, Buffer.alloc(0), url, fetcher, opts.limits);
+  const res = await fetcher(url);
+  return importFromSource(source, res.body, url, fetcher, opts.limits);
 }

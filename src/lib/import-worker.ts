@@ -1,0 +1,14 @@
+// The worker thread of an import (started by import-thread.ts): fetches and converts, off the
+// server's event loop, and posts the pages and files back. An ImportError's message is for the
+// user; anything else is reported as unexpected.
+import { parentPort, workerData } from 'node:worker_threads';
+import { fetchAndConvert, ImportError } from './importers.ts';
+import type { ImportThreadInput } from './import-thread.ts';
+
+const input = (workerData as { input: ImportThreadInput }).input;
+try {
+  const result = await fetchAndConvert(input.source, input.url, { allowPrivate: input.allowPrivate, limits: input.limits });
+  parentPort!.postMessage({ ok: true, result });
+} catch (e) {
+  parentPort!.postMessage(e instanceof ImportError ? { ok: false, importError: e.message } : { ok: false, error: (e as Error)?.stack ?? String(e) });
+}
