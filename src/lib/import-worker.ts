@@ -10,5 +10,8 @@ try {
   const result = await fetchAndConvert(input.source, input.url, { allowPrivate: input.allowPrivate, limits: input.limits });
   parentPort!.postMessage({ ok: true, result });
 } catch (e) {
-  parentPort!.postMessage(e instanceof ImportError ? { ok: false, importError: e.message } : { ok: false, error: (e as Error)?.stack ?? String(e) });
+  // Converters recurse over the document: markup nested thousands deep overflows their stack.
+  const tooDeep = e instanceof RangeError && /call stack/i.test(e.message);
+  if (e instanceof ImportError || tooDeep) parentPort!.postMessage({ ok: false, importError: tooDeep ? 'the content is nested too deeply to convert' : (e as Error).message });
+  else parentPort!.postMessage({ ok: false, error: (e as Error)?.stack ?? String(e) });
 }
