@@ -130,6 +130,8 @@ beforeAll(async () => {
       contentType: 'application/zip',
       body: rawZip([0, 1, 2, 3, 4].map((i) => ({ name: `p${i}.md`, ...fifteen, declaredSize: 15 * MiB, ...(i ? { sameDataAs: 0 } : {}) }))),
     },
+    // A large file the import does not read (not markdown, not an image) beside a page.
+    '/with-video.zip': { contentType: 'application/zip', body: rawZip([stored('README.md', '# Welcome\n\nHello.\n'), { name: 'media/talk.mp4', ...gigabyte, declaredSize: GiB }]) },
     '/many.zip': { contentType: 'application/zip', body: rawZip(many) },
     '/bomb.docx': { contentType: 'application/octet-stream', body: docx(GiB) },
     '/liar.docx': { contentType: 'application/octet-stream', body: docx(1024) },
@@ -217,6 +219,15 @@ describe('archive bombs', () => {
     expect(r.body.error.message).toMatch(/^url: the archive expands to more than 50 MiB/);
     expect(grewBy).toBeLessThan(RSS_BOUND);
     expect(await stateOf(spaceId)).toEqual(before);
+  });
+
+  it('a large entry the import does not read is skipped unread, not refused', async () => {
+    const spaceId = await newSpace();
+    const { r, grewBy } = await importMeasured(spaceId, 'with-video.zip', 'zip');
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ importedResources: 1, totalResources: 1 });
+    expect(grewBy).toBeLessThan(RSS_BOUND);
+    expect((await t.rest('GET', `/v1/spaces/${spaceId}/content/pages`)).body.pages.map((p: any) => p.title)).toEqual(['Existing', 'Welcome']);
   });
 
   it('an archive of 60,000 entries is refused on its count', async () => {
