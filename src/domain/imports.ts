@@ -215,7 +215,7 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
 
   const now = deps.clock.now();
   const versions: Prisma.PageVersionCreateManyInput[] = [];
-  const markdownOf = (p: Assigned) => requirePageSize(p, rewriteLinks(p.markdown, p.sourcePath, targets, new URL(job.url).origin));
+  const markdownOf = (p: Assigned) => requirePageSize(p, rewriteLinks(p.markdown, p.sourcePath, targets, new URL(job.url).origin, p.codeRanges ?? []));
   const build = (list: Assigned[], taken: Set<string>): TreeNode[] =>
     list.map((p) => {
       let slug = slugify(p.slug || p.title);
@@ -304,12 +304,13 @@ async function recordImportEvent(tx: Tx, deps: TaskDeps, job: ImportJob, type: s
  * Point links between imported resources at what they became: `[x](../b.md)` from `a/c.md`
  * → `/pages/<id>`, `![](img/p.png)` → `/files/<id>` (the batch's reference convention).
  */
-export function rewriteLinks(markdown: string, fromPath: string | undefined, targets: Map<string, string>, origin?: string): string {
-  if (!targets.size) return markdown;
+export function rewriteLinks(markdown: string, fromPath: string | undefined, targets: Map<string, string>, origin?: string, codeRangesOf?: Array<[number, number]>): string {
+  if (!targets.size || !markdown.includes('](')) return markdown;
   const from = fromPath ? normalizeJoin('', fromPath) : '';
   const dir = from.includes('/') ? from.slice(0, from.lastIndexOf('/')) : '';
   // Links are found by their `](dest)` syntax; code (found by the markdown parser) is left as written.
-  const code = codeRanges(markdown);
+  // Imports pass the ranges the worker thread found (ImportedPage.codeRanges): no parsing here.
+  const code = codeRangesOf ?? codeRanges(markdown);
   const inCode = (at: number) => code.some(([start, end]) => at >= start && at < end);
   return markdown.replace(/(\]\()(<[^>]*>|[^)\s]+)((?:\s+"[^"]*")?\))/g, (whole, open: string, dest: string, close: string, at: number) => {
     if (inCode(at)) return whole;
@@ -361,7 +362,7 @@ export const SUPPORTED_IMPORT_SOURCES: ImportSource[] = ['markdown', 'zip', 'htm
  */
 function convertImport(source: ImportSource, url: string, config: TaskDeps['config']): Promise<ConvertedImport> {
   return convertInWorker(
-    { source, url, allowPrivate: config.allowPrivateFetch, limits: config.imports },
+    { source, url, allowPrivate: config.allowPrivateFetch, limits: config.imports, maxPageChars: PAGE_MARKDOWN_MAX },
     { timeoutMs: config.imports.timeoutSeconds * 1000, maxHeapMb: config.imports.workerHeapMb },
   );
 }

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { ImportError, type ConvertedImport, type ImportSource, type ZipLimits } from './importers.ts';
 
-export type ImportThreadInput = { source: ImportSource; url: string; allowPrivate: boolean; limits: ZipLimits };
+export type ImportThreadInput = { source: ImportSource; url: string; allowPrivate: boolean; limits: ZipLimits; maxPageChars: number };
 
 type Reply = { ok: true; result: ConvertedImport } | { ok: false; importError?: string; error?: string };
 

@@ -7,7 +7,7 @@ import type { ImportThreadInput } from './import-thread.ts';
 
 const input = (workerData as { input: ImportThreadInput }).input;
 try {
-  const result = await fetchAndConvert(input.source, input.url, { allowPrivate: input.allowPrivate, limits: input.limits });
+  const result = await fetchAndConvert(input.source, input.url, input);
   parentPort!.postMessage({ ok: true, result });
 } catch (e) {
   // Converters recurse over the document: markup nested thousands deep overflows their stack.

@@ -11,6 +11,7 @@ import TurndownService from 'turndown';
 import { parse as parseHtml } from 'node-html-parser';
 import { readZip, ZipLimitError, type ZipLimits } from './zip-reader.ts';
 import { FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from './url-guard.ts';
+import { codeRanges } from './markdown.ts';
 
 /** What a source converts to: a page tree (paths of the source, for links) and files. */
 export type ImportedPage = {
@@ -21,6 +22,8 @@ export type ImportedPage = {
   markdown: string;
   /** Path in the source (`guide/setup.md`), used to resolve links between imported resources. */
   sourcePath?: string;
+  /** Where `markdown` has code (offsets), found by fetchAndConvert's parse so links are rewritten without parsing again. */
+  codeRanges?: Array<[number, number]>;
   children: ImportedPage[];
 };
 export type ImportedFile = { path: string; name: string; contentType: string; data: Buffer };
@@ -297,8 +300,23 @@ export async function importFromSource(source: ImportSource, body: Buffer, url: 
 
 const FETCH_LIMITS = { timeoutMs: 30_000, maxBytes: 50 * 1024 * 1024 };
 
-/** Fetch (SSRF-guarded; every failure an ImportError naming the URL) and convert. */
-export async function fetchAndConvert(source: ImportSource, url: string, opts: { allowPrivate: boolean; limits: ZipLimits }): Promise<ConvertedImport> {
+/**
+ * Fetch (SSRF-guarded; every failure an ImportError naming the URL), convert, and find the code
+ * ranges of each page with links (for rewriting them later without a parse). Pages over
+ * `maxPageChars` are left unparsed: the caller refuses them.
+ */
+export async function fetchAndConvert(source: ImportSource, url: string, opts: { allowPrivate: boolean; limits: ZipLimits; maxPageChars: number }): Promise<ConvertedImport> {
+  const converted = await fetchAndConvertPages(source, url, opts);
+  const annotate = (pages: ImportedPage[]): void =>
+    pages.forEach((p) => {
+      if (p.markdown.length <= opts.maxPageChars && p.markdown.includes('](')) p.codeRanges = codeRanges(p.markdown);
+      annotate(p.children);
+    });
+  annotate(converted.pages);
+  return converted;
+}
+
+async function fetchAndConvertPages(source: ImportSource, url: string, opts: { allowPrivate: boolean; limits: ZipLimits }): Promise<ConvertedImport> {
   const fetcher: Fetcher = async (u) => {
     let r;
     try {
