@@ -4,7 +4,9 @@
 // - `startImport` checks access and input, creates the ImportJob row and enqueues the job in the
 //   same transaction (a job exists exactly when its row does).
 // - The `importContent` task fetches with `safeFetch` (private and loopback addresses refused
-//   unless `config.allowPrivateFetch`), converts with the importers, stores file bytes, then in one
+//   unless `config.allowPrivateFetch`) and converts with the importers, both in a worker thread
+//   with a deadline (lib/import-thread.ts; archives within their caps, lib/zip-reader.ts), refuses
+//   a page over the page limit, stores file bytes, then in one
 //   transaction locks the target (space row, or change request row), writes page versions, files
 //   and the revision, moves the target to it and marks the job complete. Any failure marks the job
 //   failed and changes no content. Re-running a finished job does nothing. A job whose worker
