@@ -4,7 +4,8 @@
 // seconds). Dependencies stay external (node_modules); only our code and the generated Prisma
 // client are bundled.
 //
-//   node scripts/build.mjs                    both bundles (src/main.ts → .build/server/main.mjs,
+//   node scripts/build.mjs                    all bundles (src/main.ts → .build/server/main.mjs, the
+//                                             import worker → .build/server/import-worker.mjs,
 //                                             src/cli/admin.ts → .build/cli/admin.mjs)
 //   node scripts/build.mjs --if-stale         the same, skipped when no file under src/ or
 //                                             prisma/ is newer than the bundles (`npm run admin`)
@@ -28,6 +29,8 @@ const targets = positional.length
   ? [[positional[0], positional[1] ?? '.build/server/main.mjs']]
   : [
       ['src/main.ts', '.build/server/main.mjs'],
+      // The import worker thread, beside the server (src/lib/import-thread.ts starts it from there).
+      ['src/lib/import-worker.ts', '.build/server/import-worker.mjs'],
       ['src/cli/admin.ts', '.build/cli/admin.mjs'],
     ];
 

@@ -125,6 +125,15 @@ const EnvSchema = z.object({
   PDF_EXPORT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(60),
   PDF_EXPORT_MAX_MB: z.coerce.number().min(0.01).max(1024).default(50),
   PDF_EXPORT_HEAP_MB: z.coerce.number().int().min(32).max(4096).default(256),
+  /** Imported archives (zip, docx): records in the central directory, bytes one entry and all entries may expand to. */
+  IMPORT_MAX_ENTRIES: z.coerce.number().int().min(1).default(5000),
+  IMPORT_MAX_ENTRY_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
+  IMPORT_MAX_TOTAL_BYTES: z.coerce.number().int().min(1024).default(50 * 1024 * 1024),
+  /** How long `POST …/content/import` waits for its job before answering 202 with the job to poll. */
+  IMPORT_WAIT_SECONDS: z.coerce.number().int().min(0).max(20).default(20),
+  /** An import's fetch and conversion run in a worker thread with this deadline and heap. */
+  IMPORT_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(300),
+  IMPORT_WORKER_HEAP_MB: z.coerce.number().int().min(32).default(256),
 }).refine((e) => e.LISTEN_STALL_RECONNECT_MS >= 2 * e.LISTEN_HEALTH_MS, {
   path: ['LISTEN_STALL_RECONNECT_MS'],
   message: 'must be at least twice LISTEN_HEALTH_MS',
@@ -205,6 +214,8 @@ export type Config = {
   webhooks: { allowPrivate: boolean; maxAttempts: number };
   /** How deliveries are sent (src/domain/webhooks.ts, src/jobs.ts): pool size, timeouts, circuit breaker. */
   webhookDelivery: WebhookDeliveryConfig;
+  /** Imports (src/domain/imports.ts): archive limits (src/lib/zip-reader.ts) and the REST wait. */
+  imports: { maxEntries: number; maxEntryBytes: number; maxTotalBytes: number; waitSeconds: number; timeoutSeconds: number; workerHeapMb: number };
   /** The markdown parsing pool (src/lib/markdown-pool.ts). */
   markdown: { timeoutMs: number; threads: number; maxNesting: number };
   /** PDF export budgets (src/domain/pdf-exports.ts, docs/performance.md "Hostile-input budgets"). */
@@ -326,6 +337,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxHeapMb: e.PDF_EXPORT_HEAP_MB,
     },
     markdown: { timeoutMs: e.MARKDOWN_PARSE_TIMEOUT_MS, threads: e.MARKDOWN_THREADS, maxNesting: e.MARKDOWN_MAX_NESTING },
+    imports: { maxEntries: e.IMPORT_MAX_ENTRIES, maxEntryBytes: e.IMPORT_MAX_ENTRY_BYTES, maxTotalBytes: e.IMPORT_MAX_TOTAL_BYTES, waitSeconds: e.IMPORT_WAIT_SECONDS, timeoutSeconds: e.IMPORT_TIMEOUT_SECONDS, workerHeapMb: e.IMPORT_WORKER_HEAP_MB },
   };
 }
 

@@ -40,6 +40,8 @@ const DOCUMENTED_EXTENSIONS = new Set([
   'GET /v1/orgs/:organizationId/webhooks/:webhookId/deliveries',
   'POST /v1/orgs/:organizationId/webhooks/:webhookId/deliveries/:deliveryId/redeliver',
   'POST /v1/orgs/:organizationId/webhooks/:webhookId/rotate-secret',
+  // Where a 202 from an import points: the newer 0.202.0 document's import run (getImportRun).
+  'GET /v1/org/:organizationId/imports/:importRunId',
 ]);
 
 /** Lists whose contract bounds `limit` otherwise than 0–1000: the audit log takes 1–100. */

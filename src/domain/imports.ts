@@ -4,7 +4,9 @@
 // - `startImport` checks access and input, creates the ImportJob row and enqueues the job in the
 //   same transaction (a job exists exactly when its row does).
 // - The `importContent` task fetches with `safeFetch` (private and loopback addresses refused
-//   unless `config.allowPrivateFetch`), converts with the importers, stores file bytes, then in one
+//   unless `config.allowPrivateFetch`) and converts with the importers, both in a worker thread
+//   with a deadline (lib/import-thread.ts; archives within their caps, lib/zip-reader.ts), refuses
+//   a page over the page limit, stores file bytes, then in one
 //   transaction locks the target (space row, or change request row), writes page versions, files
 //   and the revision, moves the target to it and marks the job complete. Any failure marks the job
 //   failed and changes no content. Re-running a finished job does nothing. A job whose worker
@@ -18,9 +20,10 @@ import type { TaskDeps } from './context.ts';
 import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { requireEditable, requireSpaceById } from './spaces.ts';
-import { imageDimensions, insertPageVersions, loadRevision, slugify, writeRevision, type TreeNode } from './revisions.ts';
-import { requireFetchableUrl, FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from '../lib/url-guard.ts';
-import { ImportError, importFromSource, type ConvertedImport, type Fetcher, type ImportedPage } from '../lib/importers.ts';
+import { imageDimensions, insertPageVersions, loadRevision, PAGE_MARKDOWN_MAX, slugify, writeRevision, type TreeNode } from './revisions.ts';
+import { requireFetchableUrl, FetchGuardError } from '../lib/url-guard.ts';
+import { ImportError, type ConvertedImport, type ImportedPage } from '../lib/importers.ts';
+import { convertInWorker } from '../lib/import-thread.ts';
 import { codeRanges } from '../lib/markdown.ts';
 import { transaction } from '../db/transaction.ts';
 import { jobActor, recordEvent, type EventInput } from './events.ts';
@@ -145,8 +148,11 @@ export async function runImportJob(deps: TaskDeps, jobId: string): Promise<void>
     if (r.count) await recordImportEvent(tx, deps, job, 'import_running');
   });
   try {
-    const converted = await convertImport(job.source as ImportSource, job.url, { allowPrivate: deps.config.allowPrivateFetch });
+    const converted = await convertImport(job.source as ImportSource, job.url, deps.config);
     if (converted.pages.length === 0 && converted.files.length === 0) throw new ImportError('Nothing to import was found at this URL');
+    // Before anything is stored; checked again on the final markdown (links rewritten) in writeImport.
+    const walk = (list: ImportedPage[]): void => list.forEach((p) => (requirePageSize(p, p.markdown), walk(p.children)));
+    walk(converted.pages);
     // Bytes first (outside the transaction); an aborted import leaves only unreferenced blobs.
     const files = converted.files.map((f) => {
       const id = newId('File');
@@ -211,6 +217,7 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
 
   const now = deps.clock.now();
   const versions: Prisma.PageVersionCreateManyInput[] = [];
+  const markdownOf = (p: Assigned) => requirePageSize(p, rewriteLinks(p.markdown, p.sourcePath, targets, new URL(job.url).origin, p.codeRanges ?? []));
   const build = (list: Assigned[], taken: Set<string>): TreeNode[] =>
     list.map((p) => {
       let slug = slugify(p.slug || p.title);
@@ -225,7 +232,7 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
         title: (p.title || 'Untitled').slice(0, 256),
         slug,
         description: p.description ?? null,
-        markdown: rewriteLinks(p.markdown, p.sourcePath, targets, new URL(job.url).origin),
+        markdown: markdownOf(p),
         createdAt: now,
         pageCreatedAt: now,
       });
@@ -269,6 +276,19 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
   await recordImportEvent(tx, deps, job, 'import_completed', { revisionId: revision.id, importedResources: versions.length + files.length }, updated);
 }
 
+/**
+ * Imported pages obey the page limit of edits (PAGE_MARKDOWN_MAX characters): a page over it
+ * fails the whole import, naming the page and where it came from, and nothing is written. (Not
+ * split or cut: either would change the content without the user seeing where.)
+ */
+function requirePageSize(page: ImportedPage, markdown: string): string {
+  if (markdown.length <= PAGE_MARKDOWN_MAX) return markdown;
+  const from = page.sourcePath ? ` (from ${page.sourcePath})` : '';
+  throw new ImportError(
+    `the page "${page.title.slice(0, 100)}"${from} has ${markdown.length.toLocaleString('en')} characters of markdown; a page may have at most ${PAGE_MARKDOWN_MAX.toLocaleString('en')} (256 KiB). Nothing was imported`,
+  );
+}
+
 /** Events of an import job's progress (source `job`), in the organization of its space. */
 async function recordImportEvent(tx: Tx, deps: TaskDeps, job: ImportJob, type: string, payload: Record<string, unknown> = {}, ...more: Array<Omit<EventInput, 'organizationId'>>) {
   const space = await tx.space.findUnique({ where: { id: job.spaceId }, select: { organizationId: true } });
@@ -286,12 +306,13 @@ async function recordImportEvent(tx: Tx, deps: TaskDeps, job: ImportJob, type: s
  * Point links between imported resources at what they became: `[x](../b.md)` from `a/c.md`
  * → `/pages/<id>`, `![](img/p.png)` → `/files/<id>` (the batch's reference convention).
  */
-export function rewriteLinks(markdown: string, fromPath: string | undefined, targets: Map<string, string>, origin?: string): string {
-  if (!targets.size) return markdown;
+export function rewriteLinks(markdown: string, fromPath: string | undefined, targets: Map<string, string>, origin?: string, codeRangesOf?: Array<[number, number]>): string {
+  if (!targets.size || !markdown.includes('](')) return markdown;
   const from = fromPath ? normalizeJoin('', fromPath) : '';
   const dir = from.includes('/') ? from.slice(0, from.lastIndexOf('/')) : '';
   // Links are found by their `](dest)` syntax; code (found by the markdown parser) is left as written.
-  const code = codeRanges(markdown);
+  // Imports pass the ranges the worker thread found (ImportedPage.codeRanges): no parsing here.
+  const code = codeRangesOf ?? codeRanges(markdown);
   const inCode = (at: number) => code.some(([start, end]) => at >= start && at < end);
   return markdown.replace(/(\]\()(<[^>]*>|[^)\s]+)((?:\s+"[^"]*")?\))/g, (whole, open: string, dest: string, close: string, at: number) => {
     if (inCode(at)) return whole;
@@ -336,22 +357,14 @@ export function normalizeJoin(dir: string, rel: string): string {
 
 export const SUPPORTED_IMPORT_SOURCES: ImportSource[] = ['markdown', 'zip', 'html', 'website', 'docx'];
 
-const FETCH_LIMITS = { timeoutMs: 30_000, maxBytes: 50 * 1024 * 1024 };
-
-/** Fetch (SSRF-guarded; every failure an ImportError naming the URL) and convert with the importers. */
-async function convertImport(source: ImportSource, url: string, opts: { allowPrivate: boolean }): Promise<ConvertedImport> {
-  const fetcher: Fetcher = async (u) => {
-    let r;
-    try {
-      r = await safeFetch(u, { allowPrivate: opts.allowPrivate, ...FETCH_LIMITS });
-    } catch (e) {
-      if (e instanceof FetchGuardError || e instanceof FetchTimeoutError || e instanceof FetchTooLargeError) throw new ImportError(`cannot fetch ${u}: ${e.message}`);
-      throw new ImportError(`cannot fetch ${u}: ${(e as Error).message || 'network error'}`);
-    }
-    if (r.status < 200 || r.status >= 300) throw new ImportError(`cannot fetch ${u}: HTTP ${r.status}`);
-    return { contentType: r.contentType, body: r.body };
-  };
-  if (source === 'website') return importFromSource(source, Buffer.alloc(0), url, fetcher);
-  const res = await fetcher(url);
-  return importFromSource(source, res.body, url, fetcher);
+/**
+ * Fetch (SSRF-guarded) and convert in a worker thread (src/lib/import-worker.ts): the parsing
+ * (HTML, docx, markdown) never runs on the event loop, and the worker has a deadline and a heap
+ * limit of its own.
+ */
+function convertImport(source: ImportSource, url: string, config: TaskDeps['config']): Promise<ConvertedImport> {
+  return convertInWorker(
+    { source, url, allowPrivate: config.allowPrivateFetch, limits: config.imports, maxPageChars: PAGE_MARKDOWN_MAX },
+    { timeoutMs: config.imports.timeoutSeconds * 1000, maxHeapMb: config.imports.workerHeapMb },
+  );
 }

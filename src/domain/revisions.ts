@@ -224,9 +224,12 @@ export function createInitialRevision(tx: Tx, spaceId: string, createdById: stri
 
 const Slug = z.string().min(1).max(100).regex(/^[a-z0-9][a-z0-9-_]*$/i, 'letters, digits, - and _');
 
+/** The page limit: characters of markdown in one page (imports obey it too, src/domain/imports.ts). */
+export const PAGE_MARKDOWN_MAX = 256 * 1024;
+
 const DocumentInput = z.union([
   // 256 KB a page: parsing markdown costs ~5 ms per KB of CPU (remark), so this bounds one page to about a second.
-  z.strictObject({ markdown: z.string().max(256 * 1024) }),
+  z.strictObject({ markdown: z.string().max(PAGE_MARKDOWN_MAX) }),
   z.strictObject({ document: z.record(z.string(), z.unknown()) }),
   z.strictObject({}),
 ]);

@@ -319,11 +319,12 @@ const ImportChangeRequestContentInput = builder.inputType('ImportChangeRequestCo
 builder.mutationFields((t) => ({
   importChangeRequestContent: t.field({
     type: ImportChangeRequestContentPayload,
-    description: 'Import a URL into the change request as new pages (a background job; needs `edit`). REST: POST /v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/import (waits 20 s).',
+    description: 'Import a URL into the change request as new pages (a background job; needs `edit`). REST: POST /v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/import (waits IMPORT_WAIT_SECONDS, 20 s, then answers 202 with the job to poll).',
     args: { input: t.arg({ type: ImportChangeRequestContentInput, required: true, description: 'The change request and what to import.' }) },
     resolve: async (_r, { input }, ctx) => {
-      const wait = input.waitSeconds ?? 0;
-      if (wait < 0 || wait > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
+      const asked = input.waitSeconds ?? 0;
+      if (asked < 0 || asked > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
+      const wait = Math.min(asked, ctx.config.imports.waitSeconds);
       const { changeRequest } = await resolveChangeRequest(ctx, String(input.spaceId), input.changeRequestId, 'edit');
       requireEditableChangeRequest(changeRequest);
       const job = await startImport(ctx, { spaceId: changeRequest.spaceId, changeRequestId: changeRequest.id }, { url: input.url, source: input.source });

@@ -771,6 +771,14 @@ export const ImportContentSourceEnum = builder.enumType('ImportContentSource', {
   } as const satisfies Record<string, { description: string }>,
 });
 
+const ImportJobUrls = builder.simpleObject('ImportJobUrls', {
+  description: 'Addresses of an import job.',
+  fields: (t) => ({ location: t.string({ description: 'The job in the REST API (GET /v1/org/{organizationId}/imports/{importRunId}, an import run).' }) }),
+});
+
+/** The REST address of an import job: the import run of the newer contract. */
+export const importRunLocation = (publicUrl: string, organizationId: string, jobId: string) => `${publicUrl}/v1/org/${organizationId}/imports/${jobId}`;
+
 export const ImportJobRef = builder.prismaNode('ImportJob', {
   id: { field: 'id' },
   description: 'A background import of external content into a space (or a change request).',
@@ -787,7 +795,14 @@ export const ImportJobRef = builder.prismaNode('ImportJob', {
     url: t.exposeString('url'),
     source: t.string({ description: 'Kind of content imported, as REST writes it (`github-wiki`, `markdown`…).', resolve: (j) => j.source }),
     spaceId: t.exposeString('spaceId'),
+    organizationId: t.string({ description: 'The organization of the space.', select: { space: { select: { organizationId: true } } }, resolve: (j) => j.space.organizationId }),
     changeRequestId: t.exposeString('changeRequestId', { nullable: true }),
+    urls: t.field({
+      type: ImportJobUrls,
+      description: 'Addresses of the job: poll `location` (REST) or `importJob(id:)` while it is pending or running.',
+      select: { space: { select: { organizationId: true } } },
+      resolve: (j, _a, ctx) => ({ location: importRunLocation(ctx.config.publicUrl, j.space.organizationId, j.id) }),
+    }),
     error: t.exposeString('error', { nullable: true, description: 'Why a failed import failed.' }),
     revisionId: t.exposeString('revisionId', { nullable: true, description: 'The revision the import wrote (when complete).' }),
     revision: t.field({ type: RevisionRef, nullable: true, description: 'The revision the import wrote; null until complete.', resolve: (j, _a, ctx) => (j.revisionId ? loadRevisionById(ctx, j.revisionId) : null) }),
@@ -801,7 +816,7 @@ export const ImportJobRef = builder.prismaNode('ImportJob', {
 builder.queryField('importJob', (t) =>
   t.prismaField({
     type: 'ImportJob',
-    description: 'An import job of a space you may edit; poll it until `complete` or `failed`. No REST twin.',
+    description: 'An import job of a space you may edit; poll it until `complete` or `failed`. REST: GET /v1/org/{organizationId}/imports/{importRunId}.',
     args: { id: t.arg.id({ required: true, description: 'Import job id (`imp_…`).' }) },
     resolve: async (query, _r, { id }, ctx) => {
       await getImportJob(ctx, String(id));
@@ -822,7 +837,7 @@ builder.mutationField('importSpaceContent', (t) =>
   t.field({
     type: ImportSpaceContentPayload,
     description:
-      'Import a URL (markdown, zip, html, website, docx…) into a space as new pages, in a background job. With `waitSeconds` (max 20) the call waits for the job; REST waits 20 s. Needs the edit role. REST: POST /v1/spaces/{spaceId}/content/import.',
+      'Import a URL (markdown, zip, html, website, docx…) into a space as new pages, in a background job. With `waitSeconds` (max 20, and at most the server setting IMPORT_WAIT_SECONDS) the call waits for the job; REST waits IMPORT_WAIT_SECONDS (20 s), then answers 202 with the job to poll. Needs the edit role. REST: POST /v1/spaces/{spaceId}/content/import.',
     args: {
       input: t.arg({
         description: 'The space and what to import.',
@@ -840,8 +855,9 @@ builder.mutationField('importSpaceContent', (t) =>
       }),
     },
     resolve: async (_r, { input }, ctx) => {
-      const wait = input.waitSeconds ?? 0;
-      if (wait < 0 || wait > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
+      const asked = input.waitSeconds ?? 0;
+      if (asked < 0 || asked > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
+      const wait = Math.min(asked, ctx.config.imports.waitSeconds);
       const job = await startImport(ctx, { spaceId: String(input.spaceId), changeRequestId: input.changeRequestId ? String(input.changeRequestId) : undefined }, {
         url: input.url,
         source: input.source,

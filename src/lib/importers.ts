@@ -1,13 +1,17 @@
 // Converters from external content to a page tree: markdown, HTML (turndown), a crawled
-// website, Word documents (mammoth → HTML → turndown) and zip archives of markdown (JSZip), with
-// a GitBook-style SUMMARY.md or the folder tree. Pure: fetching is injected by the caller, which
+// website, Word documents (mammoth → HTML → turndown) and zip archives of markdown, with a
+// GitBook-style SUMMARY.md or the folder tree. Pure: fetching is injected by the caller, which
 // applies the SSRF guard. Links between imported files stay relative; `sourcePath` lets the
-// caller resolve them to page and file ids.
+// caller resolve them to page and file ids. Archives (zip, docx) are read by zip-reader.ts
+// within `ZipLimits`: nothing is inflated past them.
 import path from 'node:path/posix';
 import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import TurndownService from 'turndown';
 import { parse as parseHtml } from 'node-html-parser';
+import { readZip, ZipLimitError, type ZipLimits } from './zip-reader.ts';
+import { FetchGuardError, FetchTimeoutError, FetchTooLargeError, safeFetch } from './url-guard.ts';
+import { codeRanges } from './markdown.ts';
 
 /** What a source converts to: a page tree (paths of the source, for links) and files. */
 export type ImportedPage = {
@@ -18,6 +22,8 @@ export type ImportedPage = {
   markdown: string;
   /** Path in the source (`guide/setup.md`), used to resolve links between imported resources. */
   sourcePath?: string;
+  /** Where `markdown` has code (offsets), found by fetchAndConvert's parse so links are rewritten without parsing again. */
+  codeRanges?: Array<[number, number]>;
   children: ImportedPage[];
 };
 export type ImportedFile = { path: string; name: string; contentType: string; data: Buffer };
@@ -28,6 +34,19 @@ export class ImportError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ImportError';
+  }
+}
+
+export type { ZipLimits } from './zip-reader.ts';
+/** The defaults of `IMPORT_MAX_ENTRIES`, `IMPORT_MAX_ENTRY_BYTES`, `IMPORT_MAX_TOTAL_BYTES` (src/config.ts). */
+export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxEntries: 5000, maxEntryBytes: 20 * 1024 * 1024, maxTotalBytes: 50 * 1024 * 1024 };
+
+/** `readZip` with its refusals as import errors. */
+async function readArchive(...args: Parameters<typeof readZip>) {
+  try {
+    return await readZip(...args);
+  } catch (e) {
+    throw e instanceof ZipLimitError ? new ImportError(e.message) : e;
   }
 }
 
@@ -71,13 +90,19 @@ export function importHtml(html: string, nameHint = 'Untitled', sourcePath?: str
 
 // ------------------------------------------------------------------ docx
 
-export async function importDocx(buffer: Buffer, nameHint = 'Document'): Promise<ConvertedImport> {
+export async function importDocx(buffer: Buffer, nameHint = 'Document', limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<ConvertedImport> {
+  // mammoth inflates with JSZip, all at once: it is given a copy rebuilt from the entries read
+  // within the limits, stored uncompressed, so what it reads cannot expand any further.
+  const entries = await readArchive(buffer, limits, { what: 'the Word document' });
+  const copy = new JSZip();
+  for (const e of entries) copy.file(e.name, e.data);
+  const stored = await copy.generateAsync({ type: 'nodebuffer', compression: 'STORE' });
   const files: ImportedFile[] = [];
   let n = 0;
   let result;
   try {
     result = await mammoth.convertToHtml(
-      { buffer },
+      { buffer: stored },
       {
         convertImage: mammoth.images.imgElement(async (image) => {
           const ext = image.contentType.split('/')[1]?.replace('jpeg', 'jpg') ?? 'bin';
@@ -96,29 +121,15 @@ export async function importDocx(buffer: Buffer, nameHint = 'Document'): Promise
 
 // ------------------------------------------------------------------ zip
 
-export async function importZip(buffer: Buffer, opts: { maxBytes?: number; maxEntries?: number } = {}): Promise<ConvertedImport> {
-  const maxBytes = opts.maxBytes ?? 50 * 1024 * 1024;
-  const maxEntries = opts.maxEntries ?? 5000;
-  let zip: JSZip;
-  try {
-    zip = await JSZip.loadAsync(buffer);
-  } catch (e) {
-    throw new ImportError(`not a readable zip archive: ${(e as Error).message}`);
-  }
-  const entries = Object.values(zip.files).filter((f) => !f.dir && !/(^|\/)(__MACOSX|\.)/.test(f.name));
-  if (entries.length > maxEntries) throw new ImportError(`the archive has more than ${maxEntries} files`);
-
-  // Read with a running total so a zip bomb stops early.
-  let total = 0;
+export async function importZip(buffer: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<ConvertedImport> {
+  // Only markdown and images are read (and count against the limits); the rest is skipped unread.
+  const wanted = (name: string) => !/(^|\/)(__MACOSX|\.)/.test(name) && (MARKDOWN_EXT.test(name) || !!IMAGE_TYPES[path.extname(name).toLowerCase()]);
+  const entries = await readArchive(buffer, limits, { what: 'the archive', keep: wanted });
   const texts = new Map<string, string>();
   const files: ImportedFile[] = [];
-  for (const entry of entries) {
-    const data = await entry.async('nodebuffer');
-    total += data.length;
-    if (total > maxBytes) throw new ImportError(`the archive expands to more than ${Math.round(maxBytes / 1024 / 1024)} MB`);
-    const ext = path.extname(entry.name).toLowerCase();
-    if (MARKDOWN_EXT.test(entry.name)) texts.set(entry.name, data.toString('utf8'));
-    else if (IMAGE_TYPES[ext]) files.push({ path: entry.name, name: path.basename(entry.name), contentType: IMAGE_TYPES[ext], data });
+  for (const { name, data } of entries) {
+    if (MARKDOWN_EXT.test(name)) texts.set(name, data.toString('utf8'));
+    else files.push({ path: name, name: path.basename(name), contentType: IMAGE_TYPES[path.extname(name).toLowerCase()], data });
   }
   // A single top-level folder (common when zipping a directory) is not a level of the tree.
   const prefix = commonFolder([...texts.keys(), ...files.map((f) => f.path)]);
@@ -269,7 +280,7 @@ const normalize = (u: URL) => `${u.origin}${trimSlash(u.pathname)}${u.search}`;
 export type ImportSource = 'website' | 'docx' | 'markdown' | 'html' | 'zip' | 'confluence' | 'github_wiki' | 'notion' | 'google_docs';
 
 /** Convert a fetched body (or, for `website`, crawl from the URL) into pages and files. */
-export async function importFromSource(source: ImportSource, body: Buffer, url: string, fetcher: Fetcher): Promise<ConvertedImport> {
+export async function importFromSource(source: ImportSource, body: Buffer, url: string, fetcher: Fetcher, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<ConvertedImport> {
   const name = decodeURIComponent(path.basename(new URL(url).pathname)) || 'Imported';
   switch (source) {
     case 'markdown':
@@ -277,12 +288,47 @@ export async function importFromSource(source: ImportSource, body: Buffer, url: 
     case 'html':
       return { pages: [importHtml(body.toString('utf8'), titleFromName(name), name)], files: [], totalResources: 1 };
     case 'docx':
-      return importDocx(body, titleFromName(name.replace(/\.docx$/i, '')));
+      return importDocx(body, titleFromName(name.replace(/\.docx$/i, '')), limits);
     case 'zip':
-      return importZip(body);
+      return importZip(body, limits);
     case 'website':
       return crawlWebsite(url, fetcher);
     default:
       throw new ImportError(`importing from ${source} is not supported`);
   }
+}
+
+const FETCH_LIMITS = { timeoutMs: 30_000, maxBytes: 50 * 1024 * 1024 };
+
+/**
+ * Fetch (SSRF-guarded; every failure an ImportError naming the URL), convert, and find the code
+ * ranges of each page with links (for rewriting them later without a parse). Pages over
+ * `maxPageChars` are left unparsed: the caller refuses them.
+ */
+export async function fetchAndConvert(source: ImportSource, url: string, opts: { allowPrivate: boolean; limits: ZipLimits; maxPageChars: number }): Promise<ConvertedImport> {
+  const converted = await fetchAndConvertPages(source, url, opts);
+  const annotate = (pages: ImportedPage[]): void =>
+    pages.forEach((p) => {
+      if (p.markdown.length <= opts.maxPageChars && p.markdown.includes('](')) p.codeRanges = codeRanges(p.markdown);
+      annotate(p.children);
+    });
+  annotate(converted.pages);
+  return converted;
+}
+
+async function fetchAndConvertPages(source: ImportSource, url: string, opts: { allowPrivate: boolean; limits: ZipLimits }): Promise<ConvertedImport> {
+  const fetcher: Fetcher = async (u) => {
+    let r;
+    try {
+      r = await safeFetch(u, { allowPrivate: opts.allowPrivate, ...FETCH_LIMITS });
+    } catch (e) {
+      if (e instanceof FetchGuardError || e instanceof FetchTimeoutError || e instanceof FetchTooLargeError) throw new ImportError(`cannot fetch ${u}: ${e.message}`);
+      throw new ImportError(`cannot fetch ${u}: ${(e as Error).message || 'network error'}`);
+    }
+    if (r.status < 200 || r.status >= 300) throw new ImportError(`cannot fetch ${u}: HTTP ${r.status}`);
+    return { contentType: r.contentType, body: r.body };
+  };
+  if (source === 'website') return importFromSource(source, Buffer.alloc(0), url, fetcher, opts.limits);
+  const res = await fetcher(url);
+  return importFromSource(source, res.body, url, fetcher, opts.limits);
 }

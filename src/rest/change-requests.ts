@@ -10,6 +10,9 @@ import {
   PAGE_FIELDS,
   PAGE_FIELDS_WITH_FORMAT,
   IMPORT_WAIT_SECONDS,
+  IMPORT_RUN_FIELDS,
+  IMPORT_ACCEPTED,
+  importStatus,
   ImportContentBody,
   extendRevisionRepresentation,
   locationContext,
@@ -288,9 +291,10 @@ export const routes: RestRoute[] = [
     path: `${CR}/content/import`,
     body: ImportContentBody,
     document: `mutation($input: ImportChangeRequestContentInput!) {
-      importChangeRequestContent(input: $input) { importJob { id state error importedResources totalResources } revision { id } } }`,
+      importChangeRequestContent(input: $input) { importJob { ${IMPORT_RUN_FIELDS} } revision { id } } }`,
     variables: ({ params, body }) => ({ input: { ...target(params), url: body.url, source: body.source, waitSeconds: IMPORT_WAIT_SECONDS } }),
     result: (d) => toRestImportResult(d.importChangeRequestContent),
-    status: 201,
+    status: (d) => importStatus(d.importChangeRequestContent),
+    moreResponses: IMPORT_ACCEPTED,
   },
 ];

@@ -20,7 +20,7 @@ import { ORGANIZATION_FIELDS, toRestOrganization } from './organizations.ts';
 import { ContentChangesInput } from '../domain/revisions.ts';
 import { IMPORT_SOURCES, ImportContentInput } from '../domain/imports.ts';
 import { LINK_STATUSES, fileNotInRevision, pageNotInRevision } from '../domain/content.ts';
-import { badRequest } from '../lib/errors.ts';
+import { badRequest, notFound } from '../lib/errors.ts';
 
 // ------------------------------------------------------------------ selections
 
@@ -196,6 +196,38 @@ export const ImportContentBody = ImportContentInput.extend({ source: contractEnu
 
 const SPACE = '/v1/spaces/:spaceId';
 
+// ------------------------------------------------------------------ import runs
+
+/** The import job as REST shows it: an import run. */
+export const IMPORT_RUN_FIELDS = 'id state error url source spaceId changeRequestId organizationId createdAt finishedAt importedResources totalResources revisionId urls { location }';
+
+const RUN_STATUS = { pending: 'pending', running: 'in-progress', complete: 'completed', failed: 'failed' } as const;
+
+/** The 0.202 `ContentImportRun`, plus the fields of the 0.130 import result once complete (`revision`, counts). */
+export const ImportRunShape = z.object({
+  object: z.literal('import-run'),
+  id: z.string(),
+  status: z.enum(['pending', 'in-progress', 'completed', 'failed']),
+  reason: z.string().optional(),
+  source: z.object({ type: z.literal('website'), url: z.string() }).optional(),
+  target: z.object({ space: z.string(), changeRequest: z.string().optional() }),
+  createdAt: z.string(),
+  completedAt: z.string().optional(),
+  urls: z.object({ location: z.string() }),
+  revision: z.string().optional().describe('Extension: the revision the import wrote, once completed'),
+  importedResources: z.number().int(),
+  totalResources: z.number().int(),
+});
+
+/** The 202 of the import routes, for /v1/openapi.json. */
+export const IMPORT_ACCEPTED = {
+  202: {
+    description: 'The import is still running after the wait (IMPORT_WAIT_SECONDS): the import run; poll its `urls.location` until `completed` (then `revision`) or `failed` (then `reason`)',
+    response: ImportRunShape,
+    headers: { Location: { description: 'API URL of the import run to poll', schema: { type: 'string' } } },
+  },
+};
+
 // Route documents are getters so that representation extensions registered by other areas at
 // module load are included when the route table is built.
 export const routes: RestRoute[] = [
@@ -318,19 +350,62 @@ export const routes: RestRoute[] = [
     path: `${SPACE}/content/import`,
     body: ImportContentBody,
     document: `mutation($input: ImportSpaceContentInput!) {
-      importSpaceContent(input: $input) { importJob { id state error importedResources totalResources } revision { id } }
+      importSpaceContent(input: $input) { importJob { ${IMPORT_RUN_FIELDS} } revision { id } }
     }`,
     variables: ({ params, body }) => ({ input: { spaceId: params.spaceId, url: body.url, source: body.source, waitSeconds: IMPORT_WAIT_SECONDS } }),
     result: (d) => toRestImportResult(d.importSpaceContent),
-    status: 201,
+    status: (d) => importStatus(d.importSpaceContent),
+    moreResponses: IMPORT_ACCEPTED,
+  },
+  {
+    // The newer contract's import run (0.202 `getImportRun`): where a 202 from an import points.
+    method: 'GET',
+    path: '/v1/org/:organizationId/imports/:importRunId',
+    document: `query($id: ID!) { importJob(id: $id) { ${IMPORT_RUN_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.importRunId }),
+    result: (d, { params }) => {
+      if (d.importJob.organizationId !== params.organizationId) throw notFound('Import run');
+      return toRestImportRun(d.importJob);
+    },
+    openapi: { operationId: 'getImportRun', summary: 'Get an import run: the job of POST …/content/import, to poll after its 202', response: ImportRunShape },
   },
 ];
 
-/** How long `POST …/content/import` waits for its job before answering with the current revision. */
+/**
+ * How long `POST …/content/import` asks to wait for its job (GraphQL `waitSeconds`), capped by
+ * the server's IMPORT_WAIT_SECONDS; then a 202 with the job to poll.
+ */
 export const IMPORT_WAIT_SECONDS = 20;
 
-/** `{revision, importedResources, totalResources}`; a failed import is a 400 naming `url`. */
+export function toRestImportRun(j: any) {
+  return compact({
+    object: 'import-run',
+    id: j.id,
+    status: RUN_STATUS[j.state as keyof typeof RUN_STATUS],
+    reason: j.state === 'failed' ? j.error : undefined,
+    // The newer contract's sources are a website or uploaded files; other URL imports name none.
+    source: j.source === 'website' ? { type: 'website', url: j.url } : undefined,
+    target: compact({ space: j.spaceId, changeRequest: j.changeRequestId }),
+    createdAt: j.createdAt,
+    completedAt: j.state === 'complete' ? j.finishedAt : undefined,
+    urls: { location: j.urls.location },
+    revision: j.state === 'complete' ? j.revisionId : undefined,
+    importedResources: j.importedResources,
+    totalResources: j.totalResources,
+  });
+}
+
+/** 201 when the job finished in time; 202 (Accepted) while it is pending or running. */
+export function importStatus(p: { importJob: any }) {
+  return p.importJob.state === 'pending' || p.importJob.state === 'running' ? 202 : 201;
+}
+
+/**
+ * Done: the contract's `{revision, importedResources, totalResources}`; failed: a 400 naming
+ * `url`; still running: the import run to poll (`Location` is its `urls.location`).
+ */
 export function toRestImportResult(p: { importJob: any; revision: { id: string } }) {
   if (p.importJob.state === 'failed') throw badRequest('url', p.importJob.error ?? 'the import failed');
+  if (importStatus(p) === 202) return toRestImportRun(p.importJob);
   return { revision: p.revision.id, importedResources: p.importJob.importedResources, totalResources: p.importJob.totalResources };
 }

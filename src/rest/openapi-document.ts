@@ -204,6 +204,11 @@ export function buildOpenApiDocument(routes: readonly RestRoute[], opts: OpenApi
         [status]: status === 204 || status === 205 ? { description: 'No content' } : { description: 'OK', content: { 'application/json': { schema } } },
       };
     }
+    for (const [status, more] of Object.entries(route.moreResponses ?? {})) {
+      if (responses[status]) throw new Error(`OpenAPI: ${route.method} ${route.path} already documents ${status}`);
+      const schema = hoistDefinitions(jsonSchema(more.response, 'output'), `${operationId}_${status}`);
+      responses[status] = { description: more.description, ...(more.headers ? { headers: more.headers } : {}), content: { 'application/json': { schema } } };
+    }
     for (const [status, name] of ERROR_RESPONSES) responses[status] ??= { $ref: `#/components/responses/${name}` };
     operation.responses = responses;
 

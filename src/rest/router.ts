@@ -44,6 +44,8 @@ export type RestRoute<Q = any, B = any> = {
    * schema, or the name of a schema of the official document's components.
    */
   openapi?: { operationId?: string; summary?: string; response?: z.ZodType | string; /** The success status to document when `status` is computed (a delete's 205). */ status?: number };
+  /** Success answers the official document lacks (an import's 202), added to /v1/openapi.json beside its own. */
+  moreResponses?: Record<number, { description: string; response: z.ZodType; headers?: Record<string, { description: string; schema: { type: string } }> }>;
 };
 
 export type RestResponse = { status: number; body?: unknown; headers?: Record<string, string> };
@@ -173,6 +175,7 @@ export const PATH_PARAMS: Record<string, PathParam> = {
   auditEventId: byPattern('Audit event', /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/),
   webhookId: idOf('Webhook', 'Webhook'),
   deliveryId: idOf('WebhookDelivery', 'Webhook delivery'),
+  importRunId: idOf('ImportJob', 'Import run'),
 };
 
 // ------------------------------------------------------------------ the router
@@ -269,8 +272,9 @@ export class RestRouter {
       const status = typeof route.status === 'function' ? route.status(result.data, input) : (route.status ?? 200);
       if (status === 204 || status === 205) return { status };
       const body = route.result ? route.result(result.data, input) : result.data;
-      // Creations answer the new object's API URL in `Location`, as the contract documents.
-      const location = status === 201 ? (body as { urls?: { location?: unknown } } | null)?.urls?.location : undefined;
+      // Creations answer the new object's API URL in `Location`, as the contract documents; an
+      // accepted (202) job, the address to poll.
+      const location = status === 201 || status === 202 ? (body as { urls?: { location?: unknown } } | null)?.urls?.location : undefined;
       return { status, body, ...(typeof location === 'string' ? { headers: { Location: location } } : {}) };
     } catch (err) {
       return errorResponse(err, ctx);

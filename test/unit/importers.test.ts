@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import JSZip from 'jszip';
-import { importZip, importHtml, crawlWebsite, importDocx, importFromSource } from '../../src/lib/importers.ts';
+import { importZip, importHtml, crawlWebsite, importDocx, importFromSource, DEFAULT_ZIP_LIMITS } from '../../src/lib/importers.ts';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
@@ -32,7 +32,7 @@ describe('zip import', () => {
     expect(r.pages.map((p) => p.title)).toEqual(['A', 'Bee', 'Docs']);
     expect(r.pages[2].children.map((p) => p.title)).toEqual(['Child']);
     await expect(importZip(Buffer.from('not a zip'))).rejects.toThrow(/zip/);
-    await expect(importZip(await zip.generateAsync({ type: 'nodebuffer' }), { maxBytes: 10 })).rejects.toThrow(/expands/);
+    await expect(importZip(await zip.generateAsync({ type: 'nodebuffer' }), { ...DEFAULT_ZIP_LIMITS, maxTotalBytes: 10 })).rejects.toThrow(/expands/);
   });
 });
 
