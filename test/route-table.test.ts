@@ -42,6 +42,8 @@ const DOCUMENTED_EXTENSIONS = new Set([
   'POST /v1/orgs/:organizationId/webhooks/:webhookId/rotate-secret',
   // Where a 202 from an import points: the newer 0.202.0 document's import run (getImportRun).
   'GET /v1/org/:organizationId/imports/:importRunId',
+  // Starting a change request's PDF export (issue 20: the contract's GET no longer writes for readers).
+  'POST /v1/spaces/:spaceId/change-requests/:changeRequestId/pdf',
 ]);
 
 /** Lists whose contract bounds `limit` otherwise than 0–1000: the audit log takes 1–100. */
