@@ -63,6 +63,16 @@ const MAIN_POOL = 'main';
 const markKey = (poolId: string) => `docgraph:worker:${poolId}`;
 type RunningPool = { name: string; runner: Runner; id: string };
 
+/**
+ * The named queue of an organization's heavy jobs (imports, OpenAPI processing, PDF exports):
+ * graphile-worker runs one job of a named queue at a time, so one organization holds at most one
+ * of the main pool's workers and another organization's job takes the next free one, however
+ * many jobs the first has queued (issue 20, "fair queues"; webhooks have `webhooks:<org>`).
+ */
+export function organizationQueue(organizationId: string) {
+  return `org:${organizationId}`;
+}
+
 export class Jobs {
   /** The running pools; each one's `id` is what graphile-worker locks its jobs with (`locked_by`). */
   private pools: RunningPool[] = [];

@@ -51,6 +51,7 @@ beforeAll(async () => {
       res.on('close', () => held.delete(res));
     };
     req.resume();
+    if (p.startsWith('/hold/')) return hold();
     if (p.startsWith('/tarpit/')) {
       if (!healthy.has(p)) return hold();
       res.statusCode = 204;
@@ -131,7 +132,10 @@ describe('a tarpit receiver of one organization', () => {
     webhookRequestLimits.timeoutMs = 120_000;
     t = await startTestApp({
       worker: true,
-      config: { webhookDelivery: { concurrency: 4, connectTimeoutMs: 2000, responseTimeoutMs: 120_000, circuitFailures: 5, circuitCooldownSeconds: 60 } },
+      config: {
+        allowPrivateFetch: true,
+        webhookDelivery: { concurrency: 4, connectTimeoutMs: 2000, responseTimeoutMs: 120_000, circuitFailures: 5, circuitCooldownSeconds: 60 },
+      },
     });
   }, 60_000);
   afterAll(async () => {
@@ -189,7 +193,39 @@ describe('a tarpit receiver of one organization', () => {
       expect(list[0].lastError).toBeNull(); // in flight
     }
   }, 90_000);
+
+  it('one organization’s imports from a source that never answers hold one main worker: another’s import completes meanwhile', async () => {
+    // Three imports of organization A whose source accepts and never answers: on a queue shared by
+    // every organization they would take both main workers until their deadline (minutes).
+    const orgA = await newOrg(t, 'Tenant with slow imports');
+    const spaceA = await newSpace(t, orgA, 'A imports');
+    const start = (spaceId: string, url: string) =>
+      t.gql(`mutation($input: ImportSpaceContentInput!) { importSpaceContent(input: $input) { importJob { id state } } }`, {
+        input: { spaceId, url, source: 'markdown', waitSeconds: 0 },
+      });
+    const firstHeld = nextRequest('/hold/a0.md');
+    for (let i = 0; i < 3; i++) expect((await start(spaceA, `${base}/hold/a${i}.md`)).errors).toBeUndefined();
+    await firstHeld;
+
+    // Organization B (the test organization) imports a page that answers at once.
+    const spaceB = await newSpace(t, t.org.id, 'B imports');
+    const b = await start(spaceB, `${base}/b.md`);
+    expect(b.errors).toBeUndefined();
+    const done = await waitFor('B’s import', async () => {
+      const r = await t.gql(`query($id: ID!) { importJob(id: $id) { state } }`, { id: b.data.importSpaceContent.importJob.id });
+      return r.data?.importJob.state === 'complete' && r.data.importJob;
+    });
+    expect(done.state).toBe('complete');
+    const pages = await t.rest('GET', `/v1/spaces/${spaceB}/content/pages`);
+    expect(pages.body.pages.map((p: { title: string }) => p.title)).toEqual(['Recovered at once']);
+
+    // Meanwhile A's first import still holds its source and the other two have not started:
+    // one heavy job of an organization at a time (organizationQueue).
+    expect(heldOn('/hold/a0.md')).toBe(1);
+    expect(hitsOf('/hold/a1.md') + hitsOf('/hold/a2.md')).toBe(0);
+  }, 90_000);
 });
+
 
 describe('timeouts and the circuit breaker', () => {
   let t: TestApp;

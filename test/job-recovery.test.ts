@@ -270,14 +270,17 @@ describe('jobs of a killed worker process', () => {
     await fetching;
     expect((await t.rest('GET', `${specs}/recovered`)).body.processingState).toBe('progress');
 
-    // A second spec whose processing is on its last attempt when its worker dies.
+    // A second spec whose processing is on its last attempt when its worker dies: in another
+    // organization, since one organization's heavy jobs run one at a time (organizationQueue).
+    const other = await t.gql(`mutation { createOrganization(input: { title: "Other" }) { id } }`);
+    const otherSpecs = `/v1/orgs/${other.data.createOrganization.id}/openapi`;
     const stuckFetching = nextRequest('/stuck.yaml');
-    const stuck = await t.rest('PUT', `${specs}/stuck`, { source: { url: `${base}/stuck.yaml` } });
+    const stuck = await t.rest('PUT', `${otherSpecs}/stuck`, { source: { url: `${base}/stuck.yaml` } });
     expect(stuck.status).toBe(201);
     await t.app.prisma.$executeRawUnsafe(`UPDATE graphile_worker._private_jobs SET max_attempts = 1 WHERE payload->>'specId' = $1`, stuck.body.id);
     await stuckFetching;
     await first.kill();
-    expect((await t.rest('GET', `${specs}/stuck`)).body.processingState).toBe('progress');
+    expect((await t.rest('GET', `${otherSpecs}/stuck`)).body.processingState).toBe('progress');
 
     const second = await spawnWorker();
     try {
@@ -292,7 +295,7 @@ describe('jobs of a killed worker process', () => {
       expect(versions).toBe(1);
 
       const failed = await poll(
-        async () => (await t.rest('GET', `${specs}/stuck`)).body,
+        async () => (await t.rest('GET', `${otherSpecs}/stuck`)).body,
         (s) => s.processingState === 'complete',
       );
       expect(failed).toMatchObject({ processingState: 'complete', lastProcessErrorCode: 'FETCH_ERROR' });

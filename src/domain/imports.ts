@@ -15,7 +15,7 @@ import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { ImportJob, Prisma } from '../generated/prisma/client.ts';
 import type { Tx } from '../db/client.ts';
-import type { GiveUpReason } from '../jobs.ts';
+import { organizationQueue, type GiveUpReason } from '../jobs.ts';
 import type { TaskDeps } from './context.ts';
 import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
@@ -80,7 +80,7 @@ export async function startImport(ctx: DomainContext, target: ImportTarget, raw:
         createdAt: ctx.clock.now(),
       },
     });
-    await ctx.services.jobs.enqueue(tx, 'importContent', { jobId: created.id }, { maxAttempts: 3 });
+    await ctx.services.jobs.enqueue(tx, 'importContent', { jobId: created.id }, { maxAttempts: 3, queueName: organizationQueue(space.organizationId) });
     await recordEvent(tx, ctx, { type: 'import_started', organizationId: space.organizationId, objectType: 'import', objectId: created.id, payload: { spaceId: space.id, changeRequestId: created.changeRequestId, importSource: created.source } });
     return created;
   });

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import { parseInput, notFound, conflict, badRequest, fromDatabaseError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
-import type { GiveUpReason } from '../jobs.ts';
+import { organizationQueue, type GiveUpReason } from '../jobs.ts';
 import type { TaskDeps } from './context.ts';
 import type { OpenApiSpec } from '../generated/prisma/client.ts';
 import { safeFetch, FetchTimeoutError } from '../lib/url-guard.ts';
@@ -119,7 +119,7 @@ export async function createOpenApiSpec(ctx: DomainContext, organizationId: stri
       const spec = await tx.openApiSpec.create({
         data: { id: newId('OpenApiSpec'), organizationId, slug: input.slug, ...sourceColumns(input.source), processingState: 'pending', createdAt: now, updatedAt: now },
       });
-      await ctx.services.jobs.enqueue(tx, 'processOpenApiSpec', { specId: spec.id }, { jobKey: spec.id });
+      await ctx.services.jobs.enqueue(tx, 'processOpenApiSpec', { specId: spec.id }, { jobKey: spec.id, queueName: organizationQueue(organizationId) });
       await recordEvent(tx, ctx, { type: 'openapi_spec_created', organizationId, objectType: 'openapi_spec', objectId: spec.id, payload: { slug: spec.slug } });
       return spec;
     });
@@ -149,7 +149,7 @@ export async function upsertOpenApiSpec(ctx: DomainContext, organizationId: stri
           data: { id: newId('OpenApiSpec'), organizationId, slug, ...sourceColumns(input.source), processingState: 'pending', createdAt: now, updatedAt: now },
         });
       }
-      await ctx.services.jobs.enqueue(tx, 'processOpenApiSpec', { specId: spec.id }, { jobKey: spec.id });
+      await ctx.services.jobs.enqueue(tx, 'processOpenApiSpec', { specId: spec.id }, { jobKey: spec.id, queueName: organizationQueue(organizationId) });
       await recordEvent(tx, ctx, { type: existing ? 'openapi_spec_updated' : 'openapi_spec_created', organizationId, objectType: 'openapi_spec', objectId: spec.id, payload: { slug } });
       return { spec, created: !existing };
     });

@@ -15,7 +15,7 @@
 import { z } from 'zod';
 import type { DomainContext, TaskDeps } from './context.ts';
 import type { PdfExport } from '../generated/prisma/client.ts';
-import type { GiveUpReason } from '../jobs.ts';
+import { organizationQueue, type GiveUpReason } from '../jobs.ts';
 import { newId } from '../lib/ids.ts';
 import { badRequest, forbidden, notFound, parseInput } from '../lib/errors.ts';
 import { atLeast } from '../auth/roles.ts';
@@ -80,16 +80,16 @@ async function resolveExportTarget(ctx: DomainContext, spaceId: string, idOrNumb
 type ExportKey = { changeRequestId: string; revisionId: string; scope: string };
 
 /** Create the export of `key` (and its job) unless it exists; `restartFailed` re-queues a failed one. */
-async function ensureExport(ctx: DomainContext, spaceId: string, key: ExportKey, opts: { restartFailed: boolean }): Promise<PdfExport> {
+async function ensureExport(ctx: DomainContext, space: { id: string; organizationId: string }, key: ExportKey, opts: { restartFailed: boolean }): Promise<PdfExport> {
   const viewer = ctx.access.requireViewer();
   return transaction(ctx.prisma, async (tx) => {
     // ON CONFLICT DO NOTHING: two askers at once create one export and one job.
     const [created] = await tx.pdfExport.createManyAndReturn({
-      data: [{ id: newId('PdfExport'), spaceId, ...key, createdById: viewer.user.id, createdAt: ctx.clock.now() }],
+      data: [{ id: newId('PdfExport'), spaceId: space.id, ...key, createdById: viewer.user.id, createdAt: ctx.clock.now() }],
       skipDuplicates: true,
     });
     if (created) {
-      await ctx.services.jobs.enqueue(tx, PDF_EXPORT_TASK, { exportId: created.id }, { maxAttempts: 3 });
+      await ctx.services.jobs.enqueue(tx, PDF_EXPORT_TASK, { exportId: created.id }, { maxAttempts: 3, queueName: organizationQueue(space.organizationId) });
       return created;
     }
     const existing = await tx.pdfExport.findUniqueOrThrow({ where: { changeRequestId_revisionId_scope: key } });
@@ -98,7 +98,7 @@ async function ensureExport(ctx: DomainContext, spaceId: string, key: ExportKey,
       where: { id: existing.id, state: 'failed' },
       data: { state: 'pending', error: null, finishedAt: null, createdById: viewer.user.id, createdAt: ctx.clock.now() },
     });
-    if (restarted[0]) await ctx.services.jobs.enqueue(tx, PDF_EXPORT_TASK, { exportId: existing.id }, { maxAttempts: 3 });
+    if (restarted[0]) await ctx.services.jobs.enqueue(tx, PDF_EXPORT_TASK, { exportId: existing.id }, { maxAttempts: 3, queueName: organizationQueue(space.organizationId) });
     return restarted[0] ?? existing;
   });
 }
@@ -110,7 +110,7 @@ async function ensureExport(ctx: DomainContext, spaceId: string, key: ExportKey,
 export async function startPdfExport(ctx: DomainContext, spaceId: string, idOrNumber: string, raw: unknown): Promise<PdfExport> {
   const { space, role, key } = await resolveExportTarget(ctx, spaceId, idOrNumber, raw);
   if (!atLeast(role, 'edit')) throw forbidden('Exporting a PDF requires the edit role on the space');
-  return ensureExport(ctx, space.id, key, { restartFailed: true });
+  return ensureExport(ctx, space, key, { restartFailed: true });
 }
 
 /**
@@ -123,7 +123,7 @@ export async function getChangeRequestPdf(ctx: DomainContext, spaceId: string, i
   const existing = await ctx.prisma.pdfExport.findUnique({ where: { changeRequestId_revisionId_scope: key } });
   if (existing) return existing;
   if (!atLeast(role, 'edit')) throw forbidden('No PDF of this change request has been exported yet; exporting one requires the edit role on the space');
-  return ensureExport(ctx, space.id, key, { restartFailed: false });
+  return ensureExport(ctx, space, key, { restartFailed: false });
 }
 
 /** An export, for a caller who may read its space (404 otherwise). */
