@@ -4,26 +4,20 @@
 // passes) and a heap limit (a document that needs more fails the import instead of the process).
 // One thread per import: imports are rare and long, so its start-up (about half a second) does
 // not matter, and a terminated thread takes everything it allocated with it.
-import { Worker } from 'node:worker_threads';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerThread } from './worker-thread.ts';
 import { ImportError, type ConvertedImport, type ImportSource, type ZipLimits } from './importers.ts';
 
 export type ImportThreadInput = { source: ImportSource; url: string; allowPrivate: boolean; limits: ZipLimits; maxPageChars: number };
 
 type Reply = { ok: true; result: ConvertedImport } | { ok: false; importError?: string; error?: string };
 
-/**
- * The worker's entry: the bundle's `import-worker.mjs` beside `main.mjs` (scripts/build.mjs), or,
- * run from source (tsx, vitest), `import-worker.ts` loaded through tsx's loader.
- */
+/** The worker: import-worker.ts (src/lib/worker-thread.ts says where it is found). */
 function spawn(input: ImportThreadInput, maxHeapMb: number): Worker {
-  const options = { workerData: { input: { ...input, limits: { ...input.limits } } }, resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } };
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./import-worker.mjs', import.meta.url), options);
-  // tsx's ESM entry (require.resolve finds its CommonJS twin beside it, whose register() fails here).
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  const entry = new URL('./import-worker.ts', import.meta.url).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { ...options, eval: true });
+  return startWorkerThread(import.meta.url, 'import-worker', {
+    workerData: { input: { ...input, limits: { ...input.limits } } },
+    resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
+  });
 }
 
 export function convertInWorker(input: ImportThreadInput, opts: { timeoutMs: number; maxHeapMb: number }): Promise<ConvertedImport> {

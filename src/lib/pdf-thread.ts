@@ -2,14 +2,8 @@
 // terminated when it runs out), a byte budget (the renderer stops once its output passes it) and a
 // heap cap (a thread that needs more is stopped by V8, not the process). The thread asks for the
 // pages a batch at a time, so the caller need not hold every body at once.
-//
-// The worker's file: from the bundle `npm start` runs, pdf-worker.mjs beside it (scripts/build.mjs
-// writes it there); from the sources (tsx, vitest) pdf-worker.ts, loaded through tsx's API (a
-// worker does not inherit its parent's loader, and `--import tsx` in a worker's execArgv does not
-// register it on Node 20).
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+// The worker: pdf-worker.ts (src/lib/worker-thread.ts says where it is found).
+import { startWorkerThread } from './worker-thread.ts';
 import type { PdfPage } from './pdf.ts';
 import type { PdfWorkerBatch, PdfWorkerInput, PdfWorkerOutput } from './pdf-worker.ts';
 
@@ -26,17 +20,6 @@ export class PdfRenderError extends Error {
 
 export type PdfBudget = { timeoutMs: number; maxBytes: number; maxHeapMb: number };
 
-const fromSources = import.meta.url.endsWith('.ts');
-
-function spawn(options: ConstructorParameters<typeof Worker>[1]) {
-  if (!fromSources) return new Worker(new URL('./pdf-worker.mjs', import.meta.url), options);
-  // require.resolve finds the CommonJS build; the worker imports its ESM twin.
-  const tsxApi = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  const entry = new URL('./pdf-worker.ts', import.meta.url).href;
-  const boot = `import(${JSON.stringify(tsxApi)}).then(({ tsImport }) => tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`;
-  return new Worker(boot, { ...options, eval: true });
-}
-
 /**
  * The pages come from `nextBatch`, called each time the thread asks for more (`null`: no more),
  * so at most one batch of bodies is held here at a time. An array is handed over in one batch.
@@ -45,7 +28,7 @@ export function renderPdfInWorker(pages: PdfPage[] | (() => Promise<PdfPage[] | 
   let given = false;
   const nextBatch = typeof pages === 'function' ? pages : async () => (given ? null : ((given = true), pages));
   const pageCount = opts.pageCount ?? (Array.isArray(pages) ? pages.length : 0);
-  const worker = spawn({
+  const worker = startWorkerThread(import.meta.url, 'pdf-worker', {
     workerData: { title: opts.title, pageCount, maxBytes: budget.maxBytes } satisfies PdfWorkerInput,
     resourceLimits: { maxOldGenerationSizeMb: budget.maxHeapMb },
     stdout: false,
