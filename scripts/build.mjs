@@ -4,8 +4,7 @@
 // seconds). Dependencies stay external (node_modules); only our code and the generated Prisma
 // client are bundled.
 //
-//   node scripts/build.mjs                    all bundles (src/main.ts → .build/server/main.mjs, the
-//                                             import worker → .build/server/import-worker.mjs,
+//   node scripts/build.mjs                    all bundles (src/main.ts → .build/server/main.mjs,
 //                                             src/cli/admin.ts → .build/cli/admin.mjs)
 //   node scripts/build.mjs --if-stale         the same, skipped when no file under src/ or
 //                                             prisma/ is newer than the bundles (`npm run admin`)
@@ -14,8 +13,8 @@
 // Each output sits two levels below the project root, like src/db/, so paths the code resolves
 // from import.meta.url (prisma/migrations) hold in the bundles too. Worker-thread entries
 // (WORKERS) are bundled beside every output, where the code looks for them
-// (src/lib/pdf-thread.ts: `new URL('./pdf-worker.mjs', import.meta.url)`; src/lib/markdown-pool.ts
-// starts its parser threads from markdown-worker.mjs).
+// (src/lib/worker-thread.ts: `<name>.mjs` beside the bundle; src/lib/markdown-pool.ts starts its
+// parser threads from markdown-worker.mjs).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,13 +28,12 @@ const targets = positional.length
   ? [[positional[0], positional[1] ?? '.build/server/main.mjs']]
   : [
       ['src/main.ts', '.build/server/main.mjs'],
-      // The import worker thread, beside the server (src/lib/import-thread.ts starts it from there).
-      ['src/lib/import-worker.ts', '.build/server/import-worker.mjs'],
       ['src/cli/admin.ts', '.build/cli/admin.mjs'],
     ];
 
 /** Worker-thread entries: source → file name beside each bundle. */
 const WORKERS = [
+  ['src/lib/import-worker.ts', 'import-worker.mjs'],
   ['src/lib/pdf-worker.ts', 'pdf-worker.mjs'],
   ['src/lib/markdown-worker.ts', 'markdown-worker.mjs'],
 ];
