@@ -24,6 +24,7 @@ import { EventFeed } from './live/feed.ts';
 import type { Services } from './services.ts';
 import { bootstrapIfEmpty } from './domain/users.ts';
 import { configureMarkdownPool, startMarkdownPool } from './lib/markdown-pool.ts';
+import { currentRequest } from './http/request-context.ts';
 
 export type App = Awaited<ReturnType<typeof createApp>>;
 
@@ -46,7 +47,8 @@ export async function createApp(opts: {
   const clock = opts.clock ?? systemClock;
   // One pool of parser threads per process, shared by every app in it (lib/markdown-pool.ts),
   // started before the first request: writes parse inside their transaction.
-  configureMarkdownPool(config.markdown);
+  // Parsing threads are shared out by caller (the request's user; jobs as one more caller).
+  configureMarkdownPool({ ...config.markdown, tenantOf: () => currentRequest()?.userId ?? 'background' });
   await startMarkdownPool();
   const { prisma, pool, onQuery, listeners, disconnect } = createPrisma(databaseUrl, {
     poolSize: opts.poolSize,

@@ -25,6 +25,11 @@ export type MarkdownPoolSettings = {
   threads: number;
   /** Block quotes and list levels a page may nest. */
   maxNesting: number;
+  /**
+   * Whose parse this is (the app: the request's user, else `background` for jobs). Threads are
+   * shared out between them in turn, so one caller's flood waits behind itself, not others.
+   */
+  tenantOf: () => string;
 };
 
 /** Why content was refused: it overran the deadline, nests too deep, needs too much memory, or the pool's queue is full. */
@@ -53,7 +58,7 @@ const MAX_QUEUE = 1000;
 /** Heap of one worker thread, MiB: a parse that needs more ends its thread, not the process. */
 const WORKER_HEAP_MB = 256;
 
-const settings: MarkdownPoolSettings = { timeoutMs: 5000, threads: 2, maxNesting: 100 };
+const settings: MarkdownPoolSettings = { timeoutMs: 5000, threads: 2, maxNesting: 100, tenantOf: () => 'any' };
 let pool: Piscina | undefined;
 
 /** Apply the configuration (createApp). The thread count takes effect when the pool is next created. */
@@ -107,7 +112,75 @@ export async function startMarkdownPool() {
 export async function closeMarkdownPool() {
   const p = pool;
   pool = undefined;
+  for (const list of waiting.values()) for (const entry of list) entry.cancel(new Error('the markdown pool was closed'));
+  waiting.clear();
+  queued = 0;
   await p?.destroy();
+}
+
+// ------------------------------------------------------------------ fair turns
+
+// At most `threads` tasks are in piscina at once; the others wait here, per tenant, and a freed
+// thread goes to the waiting tenant whose last task started longest ago (one that never started
+// first). A caller that sends 50 slow pages at once (or many writes) thus takes turns with
+// everyone else: another tenant waits for at most one task per thread (the deadline), not for the
+// flood. Piscina's own queue would serve them in arrival order.
+const waiting = new Map<string, Array<{ go: () => void; cancel: (e: Error) => void }>>();
+const lastStart = new Map<string, number>();
+let starts = 0;
+let inFlight = 0;
+let queued = 0;
+
+function begin(tenant: string) {
+  inFlight++;
+  lastStart.set(tenant, ++starts);
+  if (lastStart.size > 10_000) lastStart.delete(lastStart.keys().next().value!); // forget the oldest
+}
+
+/** Wait for a turn of `tenant` (at once when a thread is free and nobody waits). */
+function takeTurn(tenant: string, signal?: AbortSignal): Promise<void> {
+  if (inFlight < Math.max(1, settings.threads) && queued === 0) {
+    begin(tenant);
+    return Promise.resolve();
+  }
+  if (queued >= MAX_QUEUE) return Promise.reject(new MarkdownRefusedError('busy', 'too much content is waiting to be parsed; retry in a few seconds'));
+  return new Promise<void>((resolve, reject) => {
+    const entry = {
+      go: () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      cancel: reject,
+    };
+    const onAbort = () => {
+      const list = waiting.get(tenant);
+      const i = list?.indexOf(entry) ?? -1;
+      if (i < 0) return;
+      list!.splice(i, 1);
+      queued--;
+      if (!list!.length) waiting.delete(tenant);
+      reject(new ParseCancelled());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const list = waiting.get(tenant) ?? [];
+    list.push(entry);
+    waiting.set(tenant, list);
+    queued++;
+  });
+}
+
+/** A task ended: hand its thread to the tenant whose turn it is. */
+function endTurn() {
+  inFlight--;
+  let next: string | undefined;
+  for (const tenant of waiting.keys()) if (next === undefined || (lastStart.get(tenant) ?? 0) < (lastStart.get(next) ?? 0)) next = tenant;
+  if (next === undefined) return;
+  const list = waiting.get(next)!;
+  const entry = list.shift()!;
+  queued--;
+  if (!list.length) waiting.delete(next);
+  begin(next);
+  entry.go();
 }
 
 type Task = WorkerTask extends infer T ? (T extends unknown ? Omit<T, 'started'> : never) : never;
@@ -115,6 +188,15 @@ type Task = WorkerTask extends infer T ? (T extends unknown ? Omit<T, 'started'>
 async function run(task: Task, signal?: AbortSignal): Promise<unknown> {
   if (signal?.aborted) throw new ParseCancelled();
   calls[task.op]++;
+  await takeTurn(settings.tenantOf(), signal);
+  try {
+    return await runNow(task, signal);
+  } finally {
+    endTurn();
+  }
+}
+
+async function runNow(task: Task, signal?: AbortSignal): Promise<unknown> {
   const { port1, port2 } = new MessageChannel();
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
