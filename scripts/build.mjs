@@ -34,6 +34,7 @@ const targets = positional.length
 /** Worker-thread entries: source → file name beside each bundle. */
 const WORKERS = [
   ['src/lib/import-worker.ts', 'import-worker.mjs'],
+  ['src/lib/openapi-worker.ts', 'openapi-worker.mjs'],
   ['src/lib/pdf-worker.ts', 'pdf-worker.mjs'],
   ['src/lib/markdown-worker.ts', 'markdown-worker.mjs'],
 ];

@@ -159,6 +159,7 @@ function cacheSizes(config: Config, server: ReturnType<typeof createHttpServer>)
     { name: 'published_structure', ...server.publishedCache.size() },
     { name: 'graphql_documents', bytes: documentCache.calculatedSize, maxBytes: documentCache.maxSize },
     { name: 'graphql_parse_errors', bytes: errorCache.calculatedSize, maxBytes: errorCache.maxSize },
+    { name: 'introspection_answers', ...server.introspectionCache.size() },
     { name: 'page_trees', bytes: content.trees?.calculatedSize ?? 0, maxBytes: content.trees?.maxSize ?? 0 },
     { name: 'revision_rows', bytes: content.rows?.calculatedSize ?? 0, maxBytes: content.rows?.maxSize ?? 0 },
     { name: 'conditions', bytes: conditionCacheBytes(), maxBytes: CONDITION_CACHE_BYTES },

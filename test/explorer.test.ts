@@ -9,7 +9,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { parse, validate } from 'graphql';
+import { getIntrospectionQuery, parse, validate } from 'graphql';
 import { SITE_STRUCTURE_QUERY, explorerOptions } from '../src/http/explorer.ts';
 
 let t: TestApp;
@@ -126,6 +126,28 @@ describe('introspection is public and reveals only the schema', () => {
     const typeOnly = await t.gql('query Q { __type(name: "Site") { fields { name } } ...F } fragment F on Query { __typename }', {}, null);
     expect(typeOnly.status).toBe(200);
     expect(typeOnly.data.__type.fields.length).toBeGreaterThan(5);
+  });
+
+  it('answers a repeated introspection from its cache, byte for byte, with one entry per document and variables', async () => {
+    const cache = t.app.server.introspectionCache;
+    const full = getIntrospectionQuery();
+    const before = cache.size().entries;
+    const first = await fetch(`${t.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: full }) });
+    const firstText = await first.text();
+    expect(first.status).toBe(200);
+    expect(cache.size().entries).toBe(before + 1);
+    for (const token of [null, t.token]) {
+      const again = await t.gql(full, {}, token);
+      expect(JSON.stringify({ data: again.data })).toBe(firstText);
+    }
+    expect(cache.size().entries).toBe(before + 1);
+    // Variables are part of the key: each type's answer is its own.
+    const typeQuery = 'query T($n: String!) { __type(name: $n) { name } }';
+    const site = await t.gql(typeQuery, { n: 'Site' }, null);
+    const space = await t.gql(typeQuery, { n: 'Space' }, null);
+    expect([site.data.__type.name, space.data.__type.name]).toEqual(['Site', 'Space']);
+    expect(cache.size().entries).toBe(before + 3);
+    expect(cache.size().bytes).toBeLessThanOrEqual(cache.size().maxBytes);
   });
 
   it('needs a token for anything that reads data, however it is mixed with introspection', async () => {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
@@ -28,6 +29,7 @@ beforeAll(async () => {
       res.end(body);
     };
     if (url === '/petstore.yaml') return send(petstore);
+    if (url === '/big.yaml') return send(bigSpec(5000));
     if (url === '/schemas/pet.yaml') return send(fixture('pet.yaml'));
     if (url === '/inline.json') return send(fixture('inline.json'), 'application/json');
     if (url === '/broken.yaml') return send('openapi: 3.0.0\ninfo: [this is: not, valid\n  - at all');
@@ -140,6 +142,20 @@ describe('OpenAPI specifications: processing', () => {
     expect(fetched.status).toBe(200);
     expect(await fetched.json()).toEqual(content.data);
   });
+
+  it('a large specification (1.8 MB of YAML, ~3 s to parse and validate) is processed without stalling the event loop', async () => {
+    // Parsing and validation run in a thread of their own (src/lib/openapi-thread.ts); on the
+    // event loop this document held it for seconds, every request of the process waiting.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const res = await t.rest('PUT', `${base()}/big`, { source: { url: `${fixtureBase}/big.yaml` } });
+    expect(res.status, res.text).toBe(201);
+    const done = await waitProcessed('big');
+    loop.disable();
+    expect(done.lastProcessErrorCode).toBeUndefined();
+    expect(done.lastVersion).toMatch(/^oasv_/);
+    expect(loop.max / 1e6).toBeLessThan(1000);
+  }, 60_000);
 
   it('re-fetches on PUT with the same source: unchanged content adds no version, changed content adds one', async () => {
     const before = await waitProcessed('petstore');
@@ -454,3 +470,13 @@ describe('OpenAPI specifications over GraphQL', () => {
     expect(vnode.data?.node ?? null).toBeNull();
   });
 });
+
+/** An OpenAPI 3 document with `paths` operations, in YAML (about 370 bytes each). */
+function bigSpec(paths: number) {
+  const lines = ['openapi: 3.0.0', 'info:', '  title: Big', '  version: 1.0.0', 'paths:'];
+  for (let i = 0; i < paths; i++) {
+    lines.push(`  /items${i}/{id}:`, '    get:', `      operationId: get${i}`, '      parameters:', '        - name: id', '          in: path', '          required: true');
+    lines.push('          schema: { type: string }', '      responses:', "        '200':", `          description: item ${i} ${'lorem ipsum '.repeat(10)}`);
+  }
+  return lines.join('\n');
+}

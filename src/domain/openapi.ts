@@ -20,7 +20,7 @@ import { organizationQueue, type GiveUpReason } from '../jobs.ts';
 import type { TaskDeps } from './context.ts';
 import type { OpenApiSpec } from '../generated/prisma/client.ts';
 import { safeFetch, FetchTimeoutError } from '../lib/url-guard.ts';
-import { parseOpenApi } from '../lib/openapi-parse.ts';
+import { parseOpenApiInWorker } from '../lib/openapi-thread.ts';
 import type { Tx } from '../db/client.ts';
 import { transaction } from '../db/transaction.ts';
 import { jobActor, recordEvent } from './events.ts';
@@ -221,7 +221,7 @@ export async function processOpenApiSpec(payload: unknown, deps: TaskDeps) {
   let outcome: { ok: true; filesystem: unknown; hash: string } | { ok: false; code: OpenApiProcessErrorCode; message: string };
   try {
     const source = spec.sourceURL ? await fetchSourceText(spec.sourceURL, deps) : { text: spec.sourceText ?? '', finalUrl: undefined };
-    const parsed = await parseOpenApi(source.text, source.finalUrl, async (url: string) => (await fetchSourceText(url, deps)).text);
+    const parsed = await parseOpenApiInWorker(source.text, source.finalUrl, async (url: string) => (await fetchSourceText(url, deps)).text);
     outcome = parsed.ok ? { ok: true, filesystem: parsed.filesystem, hash: parsed.hash } : { ok: false, code: 'PARSE_ERROR', message: parsed.message };
   } catch (err) {
     if (!(err instanceof ProcessFailure)) throw err; // unexpected: let the queue retry

@@ -12,7 +12,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { parse, Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
-import type { GraphiQLOptions } from 'graphql-yoga';
+import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import { appendVary } from './compression.ts';
 
 export const EXPLORER_ASSETS_PATH = '/graphql/assets/';
@@ -383,6 +384,11 @@ export function isIntrospectionOnly(query: unknown, maxTokens: number): boolean 
   } catch {
     return false;
   }
+  return documentIsIntrospectionOnly(document);
+}
+
+/** The same, on a parsed document. */
+export function documentIsIntrospectionOnly(document: DocumentNode): boolean {
   const fragments = new Map<string, SelectionSetNode>();
   for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def.selectionSet);
   const seen = new Set<string>();
@@ -398,4 +404,40 @@ export function isIntrospectionOnly(query: unknown, maxTokens: number): boolean 
     });
   const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
   return operations.length > 0 && operations.every((op) => op.operation === 'query' && onlyIntrospection(op.selectionSet));
+}
+
+/**
+ * Answers of introspection-only queries, serialized once: they depend on the schema alone (no
+ * viewer, no data), and executing GraphiQL's full introspection costs ~100 ms of the event loop
+ * and ~400 kB each time (issue 20: anonymous introspection was a cheap way to keep the loop
+ * busy). Keyed by the parsed document (yoga's parse cache hands the same object for the same
+ * text), the operation name and the variables; at most `maxBytes` of answers, least recently used
+ * out first. Placed after the rate limiter: a hit is still charged.
+ */
+export function useIntrospectionCache(maxBytes = 8 * 1024 * 1024): Plugin & { size: () => { bytes: number; entries: number; maxBytes: number } } {
+  const ids = new WeakMap<DocumentNode, number>();
+  let nextId = 0;
+  const stored = new LRUCache<string, string>({ maxSize: maxBytes, sizeCalculation: (value, key) => 128 + (key.length + value.length) * 2 });
+  return {
+    size: () => ({ bytes: stored.calculatedSize, entries: stored.size, maxBytes }),
+    onExecute({ args, setResultAndStopExecution }) {
+      if (!documentIsIntrospectionOnly(args.document)) return;
+      let id = ids.get(args.document);
+      if (id === undefined) ids.set(args.document, (id = nextId++));
+      const key = `${id}\0${args.operationName ?? ''}\0${JSON.stringify(args.variableValues ?? {})}`;
+      const hit = stored.get(key);
+      if (hit !== undefined) {
+        setResultAndStopExecution({ data: {}, stringify: () => hit } as never);
+        return;
+      }
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result || result.errors?.length) return;
+          const body = JSON.stringify(result);
+          stored.set(key, body);
+          setResult({ ...result, stringify: () => body } as never);
+        },
+      };
+    },
+  };
 }

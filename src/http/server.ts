@@ -17,7 +17,7 @@ import { RestRouter } from '../rest/router.ts';
 import { OPENAPI_PATH, buildOpenApiDocument, serveOpenApiDocument } from '../rest/openapi-document.ts';
 import { handleDownload } from './downloads.ts';
 import { handleSsoRequest } from './sso.ts';
-import { explorerOptions, isIntrospectionOnly, renderExplorer, serveExplorerAsset } from './explorer.ts';
+import { explorerOptions, isIntrospectionOnly, renderExplorer, serveExplorerAsset, useIntrospectionCache } from './explorer.ts';
 import { createPublishedCache } from './published-cache.ts';
 import { LRUCache } from 'lru-cache';
 import { mergeVary, sendJson, useResponseCompression } from './compression.ts';
@@ -54,6 +54,7 @@ export function createHttpServer(deps: AppDeps) {
   const read = (req: http.IncomingMessage, opts: Omit<ReadOptions, 'client'> = {}) => readBody(req, bodyLimits, { ...opts, client: clientIp(req, deps.config.rateLimit.trustProxy) });
   const publishedCache = createPublishedCache({ maxBytes: deps.config.structureCacheBytes });
   const documentCaches = createDocumentCaches();
+  const introspectionCache = useIntrospectionCache();
   // HTTP conventions: one CORS policy for every route (cors.ts), trusted documents (trusted-documents.ts).
   const cors = createCors(deps.config.cors);
   const trusted = loadTrustedDocuments(deps.schema, deps.rest.routes.map((r) => r.document), deps.config.trustedDocuments);
@@ -116,6 +117,7 @@ export function createHttpServer(deps: AppDeps) {
       // Charged before the cache decides: a hit costs the caller what the query costs.
       ...(rateLimits ? [rateLimits.plugin()] : []),
       publishedCache.plugin,
+      introspectionCache,
       // ETag / 304 on the uncompressed answer, so before compression.
       useConditionalGet(),
       useResponseCompression(),
@@ -317,7 +319,7 @@ export function createHttpServer(deps: AppDeps) {
     const id = obs.clientError(status);
     socket.end(`HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${id}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
-  return Object.assign(server, { publishedCache, documentCaches, bodyBudget: bodyLimits.budget });
+  return Object.assign(server, { publishedCache, documentCaches, introspectionCache, bodyBudget: bodyLimits.budget });
 }
 
 /**

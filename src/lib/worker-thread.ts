@@ -3,7 +3,8 @@
 // it (scripts/build.mjs writes each entry of its WORKERS list there); from the sources, `<name>.ts`
 // beside the caller, loaded through tsx's API (a worker does not inherit its parent's loader, and
 // `--import tsx` in a worker's execArgv does not register it on Node 20). Used by the threads that
-// run one long task each (imports: import-thread.ts, PDF renders: pdf-thread.ts); the markdown pool
+// run one long task each (imports: import-thread.ts, PDF renders: pdf-thread.ts, OpenAPI parses:
+// openapi-thread.ts); the markdown pool
 // (piscina) has its own entry shim, markdown-worker-dev.mjs, for the same reason.
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
