@@ -257,17 +257,34 @@ const tooLarge = (max: number) => new RequestRejected(413, `Request body too lar
  */
 export function requireJsonDepth(text: string | Uint8Array, maxDepth: number, field = 'body') {
   // On raw UTF-8 bytes as on a string: the bytes looked at are ASCII, and no byte of a multi-byte
-  // UTF-8 sequence is ASCII, so the body need not be decoded for this check.
-  const at = typeof text === 'string' ? (i: number) => text.charCodeAt(i) : (i: number) => text[i];
+  // UTF-8 sequence is ASCII, so the body need not be decoded for this check. String contents are
+  // skipped with indexOf (native, no per-character call: a 3 MiB string value cost ~30 ms of the
+  // event loop read one character at a time); the next quote and backslash are remembered so a
+  // string full of escapes stays linear.
+  const bytes = typeof text !== 'string';
+  const find = bytes ? (c: number, from: number) => (text as Uint8Array).indexOf(c, from) : (c: number, from: number) => (text as string).indexOf(c === 34 ? '"' : '\\', from);
+  let nextQuote = -1;
+  let nextBackslash = -1;
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
-    const c = at(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 /* { */ || c === 91 /* [ */) {
+    const c = bytes ? (text as Uint8Array)[i] : (text as string).charCodeAt(i);
+    if (c === 34 /* " */) {
+      // Inside a string from i + 1: find its closing quote, skipping escaped characters.
+      let j = i + 1;
+      for (;;) {
+        if (nextQuote !== -2 && nextQuote < j) nextQuote = find(34, j);
+        if (nextBackslash !== -2 && nextBackslash < j) nextBackslash = find(92, j);
+        if (nextQuote === -1) nextQuote = -2; // none left: the string runs to the end
+        if (nextBackslash === -1) nextBackslash = -2;
+        if (nextQuote === -2) return; // unterminated: JSON.parse reports it
+        if (nextBackslash !== -2 && nextBackslash < nextQuote) {
+          j = nextBackslash + 2; // the escaped character, whatever it is
+          continue;
+        }
+        i = nextQuote;
+        break;
+      }
+    } else if (c === 123 /* { */ || c === 91 /* [ */) {
       if (++depth > maxDepth) throw new RequestRejected(400, `${field}: JSON nested deeper than ${maxDepth} levels`);
     } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
   }

@@ -43,6 +43,7 @@ import { LRUCache } from 'lru-cache';
 import { stringify as canonicalJson } from 'safe-stable-stringify';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../graphql/context.ts';
+import { claimsExcess } from '../domain/site-order.ts';
 
 /** Fields a cached document may read, per type: each is derived from rows the structure version covers. */
 export const CACHEABLE_FIELDS: Record<string, readonly string[]> = {
@@ -121,6 +122,13 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
         rootArgs = getArgumentValues(plan.rootField, plan.root, variables);
       } catch {
         return; // bad variables: execution answers the error
+      }
+      // Claims over their bound are refused by execution (a 400 naming visitor.claims): never
+      // hash megabytes of them into a key first (a walk that stops at the bound: the domain's own rule).
+      const visitor = rootArgs.visitor as { claims?: unknown } | null | undefined;
+      if (visitor != null && (typeof visitor !== 'object' || claimsExcess(visitor.claims ?? {}) !== null)) {
+        stats.bypassed++;
+        return;
       }
       const siteId = String(rootArgs.siteId);
       const gate = await ctx.access.publishedSiteGate(siteId, {
