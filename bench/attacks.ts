@@ -178,15 +178,17 @@ function insertPage(spaceId: string, title: string, markdown: string) {
 
 type Row = { attack: string; outcome: string; healthzWorstMs: number; loopMaxMs: number; rssBeforeMiB: number; rssPeakMiB: number; otherTenant: string; alive: boolean };
 const rows: Row[] = [];
-async function attack(name: string, key: string, run: () => Promise<string>) {
+/** `prepare` runs before /healthz is polled: the setup a legitimate user would do (big writes are not the attack). */
+async function attack<P = void>(name: string, key: string, run: (prepared: P) => Promise<string>, prepare?: () => Promise<P>) {
   if (!want(key) || serverDied) return;
   log(`attack: ${name}`);
+  const prepared = (await prepare?.()) as P;
   const before = await rss();
   const stop = pollHealth();
   let outcome: string;
   let other = '';
   try {
-    const [o, c] = await Promise.all([run(), sleep(300).then(canary)]);
+    const [o, c] = await Promise.all([run(prepared), sleep(300).then(canary)]);
     outcome = o;
     other = c;
   } catch (err) {
@@ -274,29 +276,36 @@ await attack('zip bomb: 1 MiB archive, one 1 GiB entry, imported', 'bomb', async
   return `archive ${(bomb.length / MiB).toFixed(1)} MiB: ${r.status} ${JSON.stringify(r.body).slice(0, 100)} in ${Math.round(r.ms)} ms`;
 });
 
-await attack('PDF export of a 100-page change request (GET)', 'pdf', async () => {
-  const space = await newSpace('pdf');
-  const cr = (await must(call(ADMIN, 'POST', `/v1/spaces/${space}/change-requests`, { subject: 'big' }), 'cr')).id;
-  const body = '## Section\n\n' + 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(40) + '\n\n';
-  for (let i = 0; i < 2; i++) {
-    const changes = Array.from({ length: 50 }, (_, j) => ({ operation: 'insert_page', title: `Page ${i * 50 + j}`, document: { markdown: body.repeat(4) } }));
-    await must(call(ADMIN, 'POST', `/v1/spaces/${space}/change-requests/${cr}/content`, { changes }), 'pages');
-  }
-  const r = await call(ADMIN, 'GET', `/v1/spaces/${space}/change-requests/${cr}/pdf`);
-  if (r.status !== 200 || typeof r.body?.url !== 'string') return `${r.status} in ${Math.round(r.ms)} ms ${JSON.stringify(r.body).slice(0, 80)}`;
-  // The URL answers 202 while the export renders (in a job, since issue 20), then the PDF.
-  const url = new URL(r.body.url, base);
-  const t0 = performance.now();
-  let status = 0;
-  for (let i = 0; i < 1200; i++) {
-    const res = await fetch(url, { headers: { authorization: `Bearer ${ADMIN}` } });
-    await res.arrayBuffer();
-    status = res.status;
-    if (status !== 202) break;
-    await sleep(250);
-  }
-  return `GET ${r.status} in ${Math.round(r.ms)} ms; the PDF ${status} after ${Math.round(performance.now() - t0)} ms`;
-});
+await attack<{ space: string; cr: string }>(
+  'PDF export of a 100-page change request (GET)',
+  'pdf',
+  async ({ space, cr }) => {
+    const r = await call(ADMIN, 'GET', `/v1/spaces/${space}/change-requests/${cr}/pdf`);
+    if (r.status !== 200 || typeof r.body?.url !== 'string') return `${r.status} in ${Math.round(r.ms)} ms ${JSON.stringify(r.body).slice(0, 80)}`;
+    // The URL answers 202 while the export renders (in a job, since issue 20), then the PDF.
+    const url = new URL(r.body.url, base);
+    const t0 = performance.now();
+    let status = 0;
+    for (let i = 0; i < 1200; i++) {
+      const res = await fetch(url, { headers: { authorization: `Bearer ${ADMIN}` } });
+      await res.arrayBuffer();
+      status = res.status;
+      if (status !== 202) break;
+      await sleep(250);
+    }
+    return `GET ${r.status} in ${Math.round(r.ms)} ms; the PDF ${status} after ${Math.round(performance.now() - t0)} ms`;
+  },
+  async () => {
+    const space = await newSpace('pdf');
+    const cr = (await must(call(ADMIN, 'POST', `/v1/spaces/${space}/change-requests`, { subject: 'big' }), 'cr')).id as string;
+    const body = '## Section\n\n' + 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(40) + '\n\n';
+    for (let i = 0; i < 2; i++) {
+      const changes = Array.from({ length: 50 }, (_, j) => ({ operation: 'insert_page', title: `Page ${i * 50 + j}`, document: { markdown: body.repeat(4) } }));
+      await must(call(ADMIN, 'POST', `/v1/spaces/${space}/change-requests/${cr}/content`, { changes }), 'pages');
+    }
+    return { space, cr };
+  },
+);
 
 await attack("a tarpit webhook receiver in A, then B's OpenAPI processing", 'tarpit', async () => {
   const tarpit = net.createServer((s) => s.on('error', () => {})); // accepts, never answers
