@@ -5,7 +5,7 @@
 // One thread per import: imports are rare and long, so its start-up (about half a second) does
 // not matter, and a terminated thread takes everything it allocated with it.
 import type { Worker } from 'node:worker_threads';
-import { startWorkerThread } from './worker-thread.ts';
+import { startWorkerThread, superviseWorkerThread } from './worker-thread.ts';
 import { ImportError, type ConvertedImport, type ImportSource, type ZipLimits } from './importers.ts';
 
 export type ImportThreadInput = { source: ImportSource; url: string; allowPrivate: boolean; limits: ZipLimits; maxPageChars: number };
@@ -21,33 +21,15 @@ function spawn(input: ImportThreadInput, maxHeapMb: number): Worker {
 }
 
 export function convertInWorker(input: ImportThreadInput, opts: { timeoutMs: number; maxHeapMb: number }): Promise<ConvertedImport> {
-  return new Promise((resolve, reject) => {
-    const worker = spawn(input, opts.maxHeapMb);
-    let settled = false;
-    const settle = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      fn();
-      void worker.terminate();
-    };
-    const timer = setTimeout(
-      () => settle(() => reject(new ImportError(`the import did not finish within ${Math.round(opts.timeoutMs / 1000)} s (fetching and converting)`))),
-      opts.timeoutMs,
-    );
-    worker.on('message', (reply: Reply) =>
-      settle(() => {
-        if (reply.ok) return resolve(revive(reply.result));
-        if (reply.importError !== undefined) return reject(new ImportError(reply.importError));
-        reject(new Error(`import worker: ${reply.error}`));
-      }),
-    );
-    worker.on('error', (e: Error & { code?: string }) =>
-      settle(() =>
-        reject(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new ImportError(`converting this content needs more than ${opts.maxHeapMb} MB of memory`) : e),
-      ),
-    );
-    worker.on('exit', (code) => settle(() => reject(new Error(`import worker exited (${code}) without an answer`))));
+  return superviseWorkerThread<ConvertedImport, Reply>(spawn(input, opts.maxHeapMb), opts.timeoutMs, {
+    timeout: (settle) => settle.reject(new ImportError(`the import did not finish within ${Math.round(opts.timeoutMs / 1000)} s (fetching and converting)`)),
+    message: (reply, settle) => {
+      if (reply.ok) return settle.resolve(revive(reply.result));
+      if (reply.importError !== undefined) return settle.reject(new ImportError(reply.importError));
+      settle.reject(new Error(`import worker: ${reply.error}`));
+    },
+    error: (e, settle) => settle.reject(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new ImportError(`converting this content needs more than ${opts.maxHeapMb} MB of memory`) : e),
+    exit: (code, settle) => settle.reject(new Error(`import worker exited (${code}) without an answer`)),
   });
 }
 

@@ -7,7 +7,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { ParsedOpenApi } from './openapi-parse.ts';
 import type { OpenApiWorkerInput, OpenApiWorkerMessage, OpenApiWorkerReply } from './openapi-worker.ts';
-import { startWorkerThread } from './worker-thread.ts';
+import { startWorkerThread, superviseWorkerThread } from './worker-thread.ts';
 
 export type OpenApiParseBudget = { timeoutMs: number; maxHeapMb: number };
 export const OPENAPI_PARSE_BUDGET: OpenApiParseBudget = { timeoutMs: 60_000, maxHeapMb: 256 };
@@ -23,34 +23,25 @@ export function parseOpenApiInWorker(
     resourceLimits: { maxOldGenerationSizeMb: budget.maxHeapMb },
   });
   const fetchErrors = new Map<number, unknown>();
-  return new Promise<ParsedOpenApi>((resolve, reject) => {
-    let settled = false;
-    const settle = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      fn();
-      void worker.terminate();
-    };
-    const parseError = (message: string): ParsedOpenApi => ({ ok: false, code: 'PARSE_ERROR', message });
-    const timer = setTimeout(() => settle(() => resolve(parseError(`the specification did not parse within ${Math.round(budget.timeoutMs / 1000)} s`))), budget.timeoutMs);
-    worker.on('message', (m: OpenApiWorkerMessage) => {
+  const parseError = (message: string): ParsedOpenApi => ({ ok: false, code: 'PARSE_ERROR', message });
+  return superviseWorkerThread<ParsedOpenApi, OpenApiWorkerMessage>(worker, budget.timeoutMs, {
+    timeout: (settle) => settle.resolve(parseError(`the specification did not parse within ${Math.round(budget.timeoutMs / 1000)} s`)),
+    message: (m, settle) => {
       if (m.type === 'fetch') {
         fetchRef(m.url).then(
-          (body) => !settled && worker.postMessage({ id: m.id, text: body } satisfies OpenApiWorkerReply),
+          (body) => !settle.settled && worker.postMessage({ id: m.id, text: body } satisfies OpenApiWorkerReply),
           (err) => {
             fetchErrors.set(m.id, err);
-            if (!settled) worker.postMessage({ id: m.id, failed: true } satisfies OpenApiWorkerReply);
+            if (!settle.settled) worker.postMessage({ id: m.id, failed: true } satisfies OpenApiWorkerReply);
           },
         );
         return;
       }
-      if (m.type === 'done') return settle(() => resolve(m.result));
-      settle(() => reject(m.fetchId !== undefined && fetchErrors.has(m.fetchId) ? fetchErrors.get(m.fetchId) : new Error(`OpenAPI parse thread: ${m.message}`)));
-    });
-    worker.on('error', (e: Error & { code?: string }) =>
-      settle(() => (e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? resolve(parseError(`parsing the specification needs more than ${budget.maxHeapMb} MB of memory`)) : reject(e))),
-    );
-    worker.on('exit', (code) => settle(() => reject(new Error(`OpenAPI parse thread exited (${code}) without an answer`))));
+      if (m.type === 'done') return settle.resolve(m.result);
+      settle.reject(m.fetchId !== undefined && fetchErrors.has(m.fetchId) ? fetchErrors.get(m.fetchId) : new Error(`OpenAPI parse thread: ${m.message}`));
+    },
+    error: (e, settle) =>
+      e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? settle.resolve(parseError(`parsing the specification needs more than ${budget.maxHeapMb} MB of memory`)) : settle.reject(e),
+    exit: (code, settle) => settle.reject(new Error(`OpenAPI parse thread exited (${code}) without an answer`)),
   });
 }

@@ -3,7 +3,7 @@
 // heap cap (a thread that needs more is stopped by V8, not the process). The thread asks for the
 // pages a batch at a time, so the caller need not hold every body at once.
 // The worker: pdf-worker.ts (src/lib/worker-thread.ts says where it is found).
-import { startWorkerThread } from './worker-thread.ts';
+import { startWorkerThread, superviseWorkerThread } from './worker-thread.ts';
 import type { PdfPage } from './pdf.ts';
 import type { PdfWorkerBatch, PdfWorkerInput, PdfWorkerOutput } from './pdf-worker.ts';
 
@@ -34,40 +34,27 @@ export function renderPdfInWorker(pages: PdfPage[] | (() => Promise<PdfPage[] | 
     stdout: false,
     stderr: false,
   });
-  return new Promise<Buffer>((resolve, reject) => {
-    let settled = false;
-    const settle = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      fn();
-      void worker.terminate();
-    };
-    const timer = setTimeout(
-      () => settle(() => reject(new PdfRenderError('time', `Rendering the PDF took longer than ${Math.round(budget.timeoutMs / 100) / 10} s; export a part of the tree with page`))),
-      budget.timeoutMs,
-    );
-    worker.on('message', (out: PdfWorkerOutput) => {
+  return superviseWorkerThread<Buffer, PdfWorkerOutput>(worker, budget.timeoutMs, {
+    timeout: (settle) => settle.reject(new PdfRenderError('time', `Rendering the PDF took longer than ${Math.round(budget.timeoutMs / 100) / 10} s; export a part of the tree with page`)),
+    message: (out, settle) => {
       if (out.type === 'next') {
         nextBatch().then(
           (batch) => {
-            if (!settled) worker.postMessage({ pages: batch } satisfies PdfWorkerBatch);
+            if (!settle.settled) worker.postMessage({ pages: batch } satisfies PdfWorkerBatch);
           },
-          (err) => settle(() => reject(err)), // loading the pages failed (the database): not the render's fault
+          (err) => settle.reject(err), // loading the pages failed (the database): not the render's fault
         );
         return;
       }
-      settle(() => (out.ok ? resolve(Buffer.from(out.pdf.buffer, out.pdf.byteOffset, out.pdf.byteLength)) : reject(new PdfRenderError(out.tooLarge ? 'bytes' : 'failed', out.message))));
-    });
-    worker.on('error', (err: Error & { code?: string }) =>
-      settle(() =>
-        reject(
-          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? new PdfRenderError('memory', `Rendering the PDF needed more than ${budget.maxHeapMb} MiB of memory; export a part of the tree with page`)
-            : new PdfRenderError('failed', `Rendering the PDF failed: ${err.message}`),
-        ),
+      if (out.ok) settle.resolve(Buffer.from(out.pdf.buffer, out.pdf.byteOffset, out.pdf.byteLength));
+      else settle.reject(new PdfRenderError(out.tooLarge ? 'bytes' : 'failed', out.message));
+    },
+    error: (err, settle) =>
+      settle.reject(
+        err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new PdfRenderError('memory', `Rendering the PDF needed more than ${budget.maxHeapMb} MiB of memory; export a part of the tree with page`)
+          : new PdfRenderError('failed', `Rendering the PDF failed: ${err.message}`),
       ),
-    );
-    worker.on('exit', (code) => settle(() => reject(new PdfRenderError('failed', `The PDF renderer stopped (exit code ${code})`))));
+    exit: (code, settle) => settle.reject(new PdfRenderError('failed', `The PDF renderer stopped (exit code ${code})`)),
   });
 }

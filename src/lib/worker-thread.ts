@@ -19,3 +19,44 @@ export function startWorkerThread(callerUrl: string, name: string, options: Work
   const boot = `import(${JSON.stringify(tsxApi)}).then(({ tsImport }) => tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`;
   return new Worker(boot, { ...options, eval: true });
 }
+
+/** How a supervised thread's outcome is given: once; later calls are ignored. */
+export type Settle<T> = { resolve: (value: T) => void; reject: (error: unknown) => void; readonly settled: boolean };
+
+/**
+ * The outcome of one task run by `worker`: the first of its answer (a `message` handler that
+ * settles; one that does not keeps waiting, e.g. for a request of the thread's), its error, its
+ * exit, or the deadline. The thread is terminated as soon as the outcome is known, whatever it is.
+ */
+export function superviseWorkerThread<T, M>(
+  worker: Worker,
+  timeoutMs: number,
+  on: {
+    message: (message: M, settle: Settle<T>) => void;
+    timeout: (settle: Settle<T>) => void;
+    error: (error: Error & { code?: string }, settle: Settle<T>) => void;
+    exit: (code: number, settle: Settle<T>) => void;
+  },
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const end = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+      void worker.terminate();
+    };
+    const settle: Settle<T> = {
+      resolve: (value) => end(() => resolve(value)),
+      reject: (error) => end(() => reject(error)),
+      get settled() {
+        return settled;
+      },
+    };
+    const timer = setTimeout(() => on.timeout(settle), timeoutMs);
+    worker.on('message', (m: M) => on.message(m, settle));
+    worker.on('error', (e: Error & { code?: string }) => on.error(e, settle));
+    worker.on('exit', (code) => on.exit(code, settle));
+  });
+}
