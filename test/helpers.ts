@@ -1,5 +1,6 @@
 // Start the gateway on a fresh database for one test file, and talk to it through GraphQL, raw
 // REST and the official client.
+import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -246,3 +247,49 @@ export async function expectAccess(
   }
   expect(actual, label ?? (typeof request === 'function' ? 'access' : `${request.method} ${request.path}`)).toEqual(expected);
 }
+
+/**
+ * A worker-only process (test/fixtures/job-worker.ts) on the test's database, as a separate
+ * deployment's worker would be; resolves once its queue runs. `track` holds it while it lives, so
+ * the file's afterAll can kill what a failed test left running.
+ */
+export async function spawnJobWorker(t: TestApp, opts: { lockTimeoutSeconds: number; track: Set<ChildProcess> }) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures', 'job-worker.ts')], {
+    env: {
+      ...process.env,
+      DATABASE_URL: t.databaseUrl,
+      FILES_DIR: t.app.config.filesDir,
+      ALLOW_PRIVATE_FETCH: 'true',
+      LOG_LEVEL: 'warn',
+      JOB_LOCK_TIMEOUT_SECONDS: String(opts.lockTimeoutSeconds),
+      JOB_HEARTBEAT_SECONDS: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  opts.track.add(child);
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => (opts.track.delete(child), resolve())));
+  const deadline = Date.now() + 60_000;
+  while (!output.includes('worker ready')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    readyAt: Date.now(),
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+    signal(sig: NodeJS.Signals) {
+      child.kill(sig);
+    },
+    output: () => output,
+  };
+}
+

@@ -10,16 +10,15 @@
 //   new worker process starts (or by a live one within a beat), with JOB_LOCK_TIMEOUT_SECONDS at
 //   600 s, so by the dead pool's free session mark (an advisory lock), not by its heartbeat's age;
 //   a frozen (SIGSTOP) worker keeps its mark and its job.
-import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { spawnJobWorker, startTestApp, type TestApp } from './helpers.ts';
 import { webhookRequestLimits } from '../src/domain/webhooks.ts';
 
 const PETSTORE = 'openapi: 3.0.0\ninfo:\n  title: Fair pets\n  version: 1.0.0\npaths:\n  /pets:\n    get:\n      responses:\n        "200":\n          description: ok\n';
-const WORKER_SCRIPT = path.join(import.meta.dirname, 'fixtures', 'job-worker.ts');
 
 // ------------------------------------------------------------------ one local server for every role
 
@@ -301,7 +300,7 @@ describe('timeouts and the circuit breaker', () => {
 describe('a worker process killed while it runs an import (JOB_LOCK_TIMEOUT_SECONDS 600)', () => {
   const LOCK_TIMEOUT_SECONDS = 600;
   let t: TestApp;
-  const children = new Set<ReturnType<typeof spawn>>();
+  const children = new Set<ChildProcess>();
   beforeAll(async () => {
     t = await startTestApp({ worker: false, config: { jobLockTimeoutSeconds: LOCK_TIMEOUT_SECONDS, jobHeartbeatSeconds: 1 } });
   }, 60_000);
@@ -311,43 +310,7 @@ describe('a worker process killed while it runs an import (JOB_LOCK_TIMEOUT_SECO
   });
 
   /** A worker-only process on the test's database; resolves once its queue runs. */
-  async function spawnWorker() {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT], {
-      env: {
-        ...process.env,
-        DATABASE_URL: t.databaseUrl,
-        FILES_DIR: t.app.config.filesDir,
-        ALLOW_PRIVATE_FETCH: 'true',
-        LOG_LEVEL: 'warn',
-        JOB_LOCK_TIMEOUT_SECONDS: String(LOCK_TIMEOUT_SECONDS),
-        JOB_HEARTBEAT_SECONDS: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.add(child);
-    let output = '';
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
-    const exited = new Promise<void>((resolve) => child.on('exit', () => (children.delete(child), resolve())));
-    const deadline = Date.now() + 60_000;
-    while (!output.includes('worker ready')) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start:\n${output}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return {
-      readyAt: Date.now(),
-      signal: (sig: NodeJS.Signals) => child.kill(sig),
-      async kill() {
-        child.kill('SIGKILL');
-        await exited;
-      },
-      async stop() {
-        child.kill('SIGTERM');
-        await exited;
-      },
-      output: () => output,
-    };
-  }
+  const spawnWorker = () => spawnJobWorker(t, { lockTimeoutSeconds: LOCK_TIMEOUT_SECONDS, track: children });
 
   async function startImport(spaceId: string, url: string) {
     const m = await t.gql(`mutation($input: ImportSpaceContentInput!) { importSpaceContent(input: $input) { importJob { id } } }`, {

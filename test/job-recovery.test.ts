@@ -3,15 +3,14 @@
 // server the test controls; another worker process picks the job up once the dead one's
 // heartbeat is older than JOB_LOCK_TIMEOUT_SECONDS (3 s here; graphile-worker alone waits 4 hours),
 // and a job interrupted on every attempt ends failed with its reason in the API.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { spawnJobWorker, startTestApp, type TestApp } from './helpers.ts';
 
 const LOCK_TIMEOUT_SECONDS = 3;
-const WORKER_SCRIPT = path.join(import.meta.dirname, 'fixtures', 'job-worker.ts');
 const PETSTORE = 'openapi: 3.0.0\ninfo:\n  title: Recovered pets\n  version: 1.0.0\npaths:\n  /pets:\n    get:\n      responses:\n        "200":\n          description: ok\n';
 
 let t: TestApp;
@@ -78,44 +77,7 @@ function nextRequest(p: string) {
 }
 
 /** A separate worker process on the test's database; resolves once its queue runs. */
-async function spawnWorker() {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT], {
-    env: {
-      ...process.env,
-      DATABASE_URL: t.databaseUrl,
-      FILES_DIR: t.app.config.filesDir,
-      ALLOW_PRIVATE_FETCH: 'true',
-      LOG_LEVEL: 'warn',
-      JOB_LOCK_TIMEOUT_SECONDS: String(LOCK_TIMEOUT_SECONDS),
-      JOB_HEARTBEAT_SECONDS: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.add(child);
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => (workers.delete(child), resolve())));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('worker ready')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    async kill() {
-      child.kill('SIGKILL');
-      await exited;
-    },
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-    signal(sig: NodeJS.Signals) {
-      child.kill(sig);
-    },
-    output: () => output,
-  };
-}
+const spawnWorker = () => spawnJobWorker(t, { lockTimeoutSeconds: LOCK_TIMEOUT_SECONDS, track: workers });
 
 async function poll<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 40_000): Promise<T> {
   const deadline = Date.now() + ms;
