@@ -233,7 +233,7 @@ describe('published-structure cache: bounded by bytes (issue 20)', () => {
     await refused({ a: { b: { c: { d: { e: { f: true } } } } } });
     await refused({ unsigned: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, [1, 2]])) });
     // Within the bounds: fine.
-    expect((await read(outsider.token, { visitor: { claims: { beta: true, unsigned: { plan: 'pro', region: ['eu'] } } } })).status).toBe(200);
+    expect((await read(outsider.token, { visitor: { claims: { unsigned: { beta: true, plan: 'pro', region: ['eu'] } } } })).status).toBe(200);
   });
 
   it('requests with distinct 3 MiB pads (the attack) are refused and leave the cache as it was', async () => {
@@ -265,7 +265,7 @@ describe('published-structure cache: bounded by bytes (issue 20)', () => {
             fetch(`${other.baseUrl}/graphql`, {
               method: 'POST',
               headers: { 'content-type': 'application/json', authorization: `Bearer ${outsider.token}` },
-              body: JSON.stringify({ query: STRUCTURE, variables: { siteId, visitor: { claims: { pad: `${i + k}`.padEnd(8000, 'x') } }, unused: 'u'.repeat(100_000) } }),
+              body: JSON.stringify({ query: STRUCTURE, variables: { siteId, visitor: { claims: { unsigned: { pad: `${i + k}`.padEnd(8000, 'x') } } }, unused: 'u'.repeat(100_000) } }),
             }),
           ),
         );

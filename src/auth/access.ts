@@ -21,8 +21,26 @@ import { Prisma } from '../generated/prisma/client.ts';
 import type { Member, Role, Space, Collection, Site, TeamRole, User } from '../generated/prisma/client.ts';
 import { AppError, notFound, forbidden, unauthenticated } from '../lib/errors.ts';
 import { atLeast, highestRole } from './roles.ts';
+import { decideReader, requireUnsignedOnly, type SiteReader, type VisitorClaims } from './audience.ts';
+import { verifyVisitorToken } from './visitor-tokens.ts';
 
-export type Viewer = { user: User; tokenId: string };
+/** How a published read names its reader: the REST path's organization, a share key, a visitor token, a preview. */
+export type ReaderOptions = {
+  organizationId?: string;
+  shareKey?: string | null;
+  /** A visitor token (argument or `X-Visitor-Token`). */
+  visitorToken?: string | null;
+  /** The `visitor: { claims }` argument, validated (VisitorInput). */
+  visitor?: { claims?: VisitorClaims };
+  /** Now, for the visitor token's `exp`/`nbf`. */
+  now: Date;
+};
+
+/**
+ * The caller of a request. `scope` is set for a `published`-scoped token (a front-end renderer's):
+ * it reads published content as an outsider (never as a member), of `siteIds` only when not empty.
+ */
+export type Viewer = { user: User; tokenId: string; scope?: { published: true; siteIds: string[] } };
 
 /**
  * What a caller may do in an organization, and the least organization role each action needs
@@ -75,36 +93,11 @@ function memberRights(me: Member | null, userId: string) {
   };
 }
 
-/**
- * Who may read a site's published view, on facts: organization members with a role always (a
- * preview, even unpublished); anyone else only when the site is published and public/unlisted, or
- * share-link with a valid key. A given key must be valid whoever asks (`keyValid` false: refused).
- * Null: not allowed (NOT_FOUND).
- */
-function publishedReadRule(
-  site: Pick<Site, 'published' | 'visibility'>,
-  facts: { member: boolean; shareKey: string | null; keyValid: boolean | null },
-): ReaderView | null {
-  if (facts.keyValid === false) return null;
-  const shareKey = facts.keyValid ? facts.shareKey : null;
-  if (facts.member) return { shareKey, member: true };
-  if (!site.published) return null;
-  if (site.visibility === 'public' || site.visibility === 'unlisted') return { shareKey, member: false };
-  if (site.visibility === 'share_link' && shareKey) return { shareKey, member: false };
-  return null;
-}
-
-type GateRow = { organizationId: string; published: boolean; visibility: string; version: string; role: Role | null; disabled: boolean | null; keyValid: boolean | null };
+type GateRow = { id: string; organizationId: string; published: boolean; visibility: Site['visibility']; version: string; role: Role | null; disabled: boolean | null; keyValid: boolean | null };
 
 /** The shape check `resolveShareKey` applies before any lookup. */
 const plausibleShareKey = (key: string) => typeof key === 'string' && key.startsWith(`${SHARE_KEY_PREFIX}_`) && key.length <= 200;
 
-export type ReaderView = {
-  /** The validated share key, when the caller gave one. */
-  shareKey: string | null;
-  /** True for organization members (management preview). */
-  member: boolean;
-};
 type SiteReaderRow = Pick<Site, 'id' | 'organizationId' | 'published' | 'visibility'>;
 
 /** Share keys are `newSecret(SHARE_KEY_PREFIX)`: 256 random bits, never derived from anything guessable. */
@@ -182,6 +175,8 @@ export class Access {
   private teamIdsPromise?: Promise<string[]>;
   /** Sites this request has already been allowed to read (`noteSiteRead`). */
   private readonly readSites = new Set<string>();
+  /** The reader this request is on each published site it read (`siteReader`). */
+  private readonly siteReaders = new Map<string, SiteReader>();
   /** Spaces this request read through a share key (`space(id:, shareKey:)`) without a role on them. */
   private readonly shareKeyReads = new Set<string>();
 
@@ -190,7 +185,8 @@ export class Access {
     readonly viewer: Viewer | null,
   ) {
     this.membershipLoader = new DataLoader(async (orgIds) => {
-      if (!viewer) return orgIds.map(() => null);
+      // A `published`-scoped token is never a member: it reads as an outsider, whatever its user is.
+      if (!viewer || viewer.scope) return orgIds.map(() => null);
       const rows = await prisma.member.findMany({ where: { userId: viewer.user.id, organizationId: { in: [...orgIds] } } });
       const byOrg = new Map(rows.map((m) => [m.organizationId, m]));
       return orgIds.map((id) => byOrg.get(id) ?? null);
@@ -210,7 +206,7 @@ export class Access {
     // It also primes the membership and team caches, so later organization checks cost nothing.
     this.contentLoader = new DataLoader(
       async (targets) => {
-        if (!viewer) return targets.map(() => ({ member: null, granted: null, ancestorDefault: undefined }));
+        if (!viewer || viewer.scope) return targets.map(() => ({ member: null, granted: null, ancestorDefault: undefined }));
         const orgIds = [...new Set(targets.map((t) => t.organizationId))];
         const collectionIds = [...new Set(targets.flatMap((t) => t.ancestorIds))];
         const targetIds = [...new Set([...targets.map((t) => t.id), ...collectionIds])];
@@ -360,47 +356,78 @@ export class Access {
   }
 
   /**
-   * Whether the caller may read the published view of `site`: organization members with a role
-   * always (a preview, even unpublished); anyone else only when the site is published and
-   * public/unlisted, or share-link with an active key of this site. A given key must be an active
-   * key of the site, whoever asks. Otherwise NOT_FOUND.
+   * The reader of `site`'s published view (src/auth/audience.ts decides): a member (a preview,
+   * published or not), or a reader the site's visibility opens to, with the claims its conditions
+   * are evaluated against. NOT_FOUND otherwise (a missing site, another organization's, an invalid
+   * share key, a visitor-auth site without a valid visitor token). A caller who is not a member
+   * and asserts signed claims gets a 400 naming the claim.
    */
-  async siteReader(site: SiteReaderRow | null | undefined, opts: { organizationId?: string; shareKey?: string | null }): Promise<ReaderView> {
-    this.requireViewer();
+  async siteReader(site: SiteReaderRow | null | undefined, opts: ReaderOptions): Promise<SiteReader> {
     if (!site || (opts.organizationId && site.organizationId !== opts.organizationId)) throw notFound('Site');
-    const keyValid = opts.shareKey == null ? null : (await this.resolveShareKey(site.id, opts.shareKey)) !== null;
-    const member = keyValid === false ? false : await this.canOrg(site.organizationId, 'site:read');
-    const view = publishedReadRule(site, { member, shareKey: opts.shareKey ?? null, keyValid });
-    if (!view) throw notFound('Site');
-    return view;
+    const scoped = this.viewer?.scope;
+    if (scoped && scoped.siteIds.length > 0 && !scoped.siteIds.includes(site.id)) throw notFound('Site');
+    const shareKey = opts.shareKey ?? null;
+    const [keyValid, member, token] = await Promise.all([
+      shareKey === null ? null : this.resolveShareKey(site.id, shareKey).then((r) => r !== null),
+      this.canOrg(site.organizationId, 'site:read'),
+      opts.visitorToken ? verifyVisitorToken(this.prisma, site.id, opts.visitorToken, opts.now) : null,
+    ]);
+    if (!member) requireUnsignedOnly(opts.visitor);
+    const reader = decideReader({
+      site,
+      member: keyValid === false ? false : member,
+      authenticated: this.viewer !== null,
+      shareKey,
+      keyValid,
+      tokenClaims: token?.ok ? token.claims : null,
+      requested: opts.visitor,
+    });
+    if (!reader) {
+      if (token && !token.ok && site.visibility === 'visitor_auth') throw notFound('Site', `the visitor token is not valid for it (${token.reason})`);
+      throw notFound('Site');
+    }
+    this.siteReaders.set(site.id, reader);
+    return reader;
+  }
+
+  /** The reader this request was decided to be on a site (`siteReader`), if it read it. */
+  readerOf(siteId: string): SiteReader | undefined {
+    return this.siteReaders.get(siteId);
   }
 
   /**
-   * The published-structure cache's gate (src/http/published-cache.ts), in ONE statement: the
-   * site's structure version and whether the caller may read its published view, by the same rule
-   * as `siteReader`. Null when the answer is "no" or unknown (then the request runs uncached and
-   * `siteReader` gives the error), so a cached response is only ever served to a reader the
-   * uncached path would serve.
+   * The published-structure cache's gate (src/http/published-cache.ts): the site's structure
+   * version and the caller's reader, by the same rule as `siteReader`, in one statement (two with
+   * a visitor token). Null when the answer is "no", a 400, or unknown: then the request runs
+   * uncached and `siteReader` gives the error, so a stored answer only reaches a reader the
+   * uncached path would serve the same answer.
    */
-  async publishedSiteGate(siteId: string, opts: { organizationId?: string; shareKey?: string | null }): Promise<{ version: string; view: ReaderView } | null> {
-    if (!this.viewer) return null;
+  async publishedSiteGate(siteId: string, opts: ReaderOptions): Promise<{ version: string; reader: SiteReader } | null> {
     const shareKey = opts.shareKey ?? null;
     if (shareKey !== null && !plausibleShareKey(shareKey)) return null;
+    const scoped = this.viewer?.scope;
+    if (scoped && scoped.siteIds.length > 0 && !scoped.siteIds.includes(siteId)) return null;
+    const userId = this.viewer && !scoped ? this.viewer.user.id : null;
     const rows = await this.prisma.$queryRaw<GateRow[]>(Prisma.sql`
-      SELECT s."organizationId", s."published", s."visibility"::text AS "visibility", v."version"::text AS "version",
+      SELECT s."id", s."organizationId", s."published", s."visibility"::text AS "visibility", v."version"::text AS "version",
              m."role"::text AS "role", m."disabled",
              (SELECT l."active" AND l."siteId" = s."id" FROM "ShareLink" l WHERE l."key" = ${shareKey}) AS "keyValid"
       FROM "Site" s
       JOIN "SiteStructureVersion" v ON v."siteId" = s."id"
-      LEFT JOIN "Member" m ON m."organizationId" = s."organizationId" AND m."userId" = ${this.viewer.user.id}
+      LEFT JOIN "Member" m ON m."organizationId" = s."organizationId" AND m."userId" = ${userId}
       WHERE s."id" = ${siteId}`);
     const row = rows[0];
     if (!row || (opts.organizationId && row.organizationId !== opts.organizationId)) return null;
     const keyValid = shareKey === null ? null : row.keyValid === true;
     if (keyValid === false) return null;
     const member = row.role !== null && !row.disabled && orgAllows({ role: row.role } as Member, 'site:read');
-    const view = publishedReadRule(row as unknown as SiteReaderRow, { member, shareKey, keyValid });
-    return view ? { version: row.version, view } : null;
+    if (!member && Object.keys(opts.visitor?.claims ?? {}).some((k) => k !== 'unsigned')) return null;
+    const token = opts.visitorToken ? await verifyVisitorToken(this.prisma, siteId, opts.visitorToken, opts.now) : null;
+    if (token && !token.ok) return null;
+    // Raw rows carry the database's enum spelling (`share-link`): the rule reads the model's.
+    const site = { id: row.id, published: row.published, visibility: row.visibility.replace(/-/g, '_') as Site['visibility'] };
+    const reader = decideReader({ site, member, authenticated: this.viewer !== null, shareKey, keyValid, tokenClaims: token?.ok ? token.claims : null, requested: opts.visitor });
+    return reader ? { version: row.version, reader } : null;
   }
 
   /** Record that this request was allowed to read the site (node refetches and payload fallbacks need no second check). */

@@ -6,9 +6,15 @@ import { newId, newSecret } from '../lib/ids.ts';
 
 export const hashToken = (token: string) => crypto.createHash('sha256').update(token).digest('hex');
 
-export async function issueToken(db: Tx, userId: string, label: string, plain = newSecret('dg'), createdAt?: Date) {
+/** What a token may do: everything its user may (default), or published reads only (a front end's token), optionally of some sites. */
+export type TokenScopeInput = { scope?: 'full' | 'published'; siteIds?: string[] };
+
+export async function issueToken(db: Tx, userId: string, label: string, plain = newSecret('dg'), createdAt?: Date, scope: TokenScopeInput = {}) {
   const record = await db.apiToken.create({
-    data: { id: newId('ApiToken'), userId, label, tokenHash: hashToken(plain), ...(createdAt ? { createdAt } : {}) },
+    data: {
+      id: newId('ApiToken'), userId, label, tokenHash: hashToken(plain), ...(createdAt ? { createdAt } : {}),
+      ...(scope.scope ? { scope: scope.scope } : {}), ...(scope.siteIds?.length ? { siteIds: scope.siteIds } : {}),
+    },
   });
   return { token: plain, record };
 }
@@ -17,7 +23,9 @@ export async function issueToken(db: Tx, userId: string, label: string, plain = 
 export async function userForToken(db: Tx, token: string) {
   const record = await db.apiToken.findUnique({ where: { tokenHash: hashToken(token) }, include: { user: true } });
   if (!record || record.revokedAt) return null;
-  return { user: record.user, tokenId: record.id };
+  return record.scope === 'published'
+    ? { user: record.user, tokenId: record.id, scope: { published: true as const, siteIds: record.siteIds } }
+    : { user: record.user, tokenId: record.id };
 }
 
 export function bearerToken(header: string | null | undefined): string | undefined {

@@ -4,6 +4,7 @@
 // Reads work on any revision id, so the same functions serve a space's current revision and a
 // change request's head. The GraphQL layer loads revisions and page versions in batches
 // (graphql/content.ts) and hands them to `buildRevisionContent`, which is pure.
+import { isVisibleTo } from './site-order.ts';
 import type { DomainContext } from './context.ts';
 import type { PageVersion, Revision } from '../generated/prisma/client.ts';
 import { AppError, notFound, parseInput } from '../lib/errors.ts';
@@ -48,6 +49,8 @@ export type RevisionContent = {
   fileIds: Set<string>;
   /** True when page rows carry their markdown. */
   withMarkdown: boolean;
+  /** Set on a reader's view (`contentForReader`): the claims its pages were filtered by; conditions are not shown. */
+  reader?: { claims: Record<string, unknown> };
 };
 
 /** Assemble a revision's pages from its tree index and the page-version rows it points at. */
@@ -343,3 +346,37 @@ export function fileNotInRevision(fileId: string) {
   return new AppError('NOT_FOUND', `File ${fileId} not found in this revision`);
 }
 
+
+// ------------------------------------------------------------------ a reader's view of a revision
+
+const readerViews = new WeakMap<RevisionContent, Map<string, RevisionContent>>();
+
+/**
+ * The pages of `content` a published reader sees (src/auth/audience.ts): a page whose condition
+ * fails for `claims` is left out with everything below it (a missing claim is false). The same
+ * shape as the full content (roots, byId, ordered, byPath), so every page field answers from it
+ * alone; memoized per content and claims. Pages are copies: the shared tree is never changed.
+ */
+export function contentForReader(content: RevisionContent, claims: Record<string, unknown>): RevisionContent {
+  const key = JSON.stringify(claims);
+  let views = readerViews.get(content);
+  if (!views) readerViews.set(content, (views = new Map()));
+  const known = views.get(key);
+  if (known) return known;
+  const view: RevisionContent = { ...content, roots: [], byId: new Map(), ordered: [], byPath: new Map(), reader: { claims } };
+  const visit = (pages: ContentPage[], out: ContentPage[]) => {
+    for (const p of pages) {
+      if (!isVisibleTo(p.version.condition, claims)) continue;
+      const copy: ContentPage = { ...p, children: [], content: view };
+      out.push(copy);
+      view.byId.set(copy.id, copy);
+      view.ordered.push(copy);
+      if (!view.byPath.has(copy.path)) view.byPath.set(copy.path, copy.id);
+      visit(p.children, copy.children);
+    }
+  };
+  visit(content.roots, view.roots);
+  if (views.size > 16) views.clear(); // bounded: claims sets per tree are few
+  views.set(key, view);
+  return view;
+}

@@ -42,9 +42,9 @@ const word = (type: StructureItemType) => TYPE_LABEL[type].toLowerCase();
 
 // ------------------------------------------------------------------ snapshot
 
-type SectionRow = { id: string; groupId: string | null; position: number; path: string; defaultSiteSpaceId: string | null; createdAt: Date };
+type SectionRow = { id: string; groupId: string | null; position: number; path: string; defaultSiteSpaceId: string | null; createdAt: Date; condition: string | null };
 type GroupRow = { id: string; position: number; createdAt: Date };
-type SiteSpaceRow = { id: string; sectionId: string | null; position: number; path: string; spaceId: string; createdAt: Date };
+type SiteSpaceRow = { id: string; sectionId: string | null; position: number; path: string; spaceId: string; createdAt: Date; condition: string | null };
 
 /** Everything the ordering model needs about one site, loaded in four small statements. */
 export type StructureSnapshot = {
@@ -69,9 +69,9 @@ export { lockSite };
 export async function loadSnapshot(tx: Tx, siteId: string): Promise<StructureSnapshot> {
   const [site, sections, groups, siteSpaces] = await Promise.all([
     tx.site.findUnique({ where: { id: siteId }, select: { defaultSiteSectionId: true, defaultSiteSpaceId: true } }),
-    tx.siteSection.findMany({ where: { siteId }, select: { id: true, groupId: true, position: true, path: true, defaultSiteSpaceId: true, createdAt: true } }),
+    tx.siteSection.findMany({ where: { siteId }, select: { id: true, groupId: true, position: true, path: true, defaultSiteSpaceId: true, createdAt: true, condition: true } }),
     tx.siteSectionGroup.findMany({ where: { siteId }, select: { id: true, position: true, createdAt: true } }),
-    tx.siteSpace.findMany({ where: { siteId }, select: { id: true, sectionId: true, position: true, path: true, spaceId: true, createdAt: true } }),
+    tx.siteSpace.findMany({ where: { siteId }, select: { id: true, sectionId: true, position: true, path: true, spaceId: true, createdAt: true, condition: true } }),
   ]);
   if (!site) throw notFound('Site');
   return {
@@ -343,7 +343,8 @@ export function orderSections<S extends { id: string; groupId: string | null; po
   return out;
 }
 
-export type VisitorClaims = Record<string, unknown>;
+export type { VisitorClaims } from '../auth/audience.ts';
+import type { VisitorClaims } from '../auth/audience.ts';
 
 /**
  * Bounds on visitor claims (issue 20): claims are part of the published cache's key and walked by
@@ -390,11 +391,12 @@ export const VisitorInput = z.strictObject({
 });
 
 /**
- * Whether a visitor sees an item with this condition. No visitor (undefined claims) means no
- * filtering: the management view and the REST published view return every item with its
- * `condition` for the renderer to evaluate. An unparseable stored condition hides the item.
+ * Whether an item with `condition` shows to a reader with `claims`. Null/undefined claims: the
+ * editor's view (a member without a preview), everything shows. `{}`: a reader without claims, for
+ * whom a missing claim is false, so conditioned content is hidden (src/auth/audience.ts). An
+ * unparseable stored condition hides the item.
  */
-export function isVisibleTo(condition: string | null | undefined, claims: VisitorClaims | undefined): boolean {
+export function isVisibleTo(condition: string | null | undefined, claims: VisitorClaims | null | undefined): boolean {
   if (!claims || !condition) return true;
   return evaluateCondition(condition, claims);
 }

@@ -123,7 +123,7 @@ export async function addSectionToSite(ctx: DomainContext, organizationId: strin
       await tx.siteSection.create({
         data: { id: wrapperId, siteId, title: site.title, path, position: 0, defaultSiteSpaceId, createdAt: now },
       });
-      snap.sections.set(wrapperId, { id: wrapperId, groupId: null, position: 0, path, defaultSiteSpaceId, createdAt: now });
+      snap.sections.set(wrapperId, { id: wrapperId, groupId: null, position: 0, path, defaultSiteSpaceId, createdAt: now, condition: null });
       await writeOrder(tx, snap, { kind: 'section', id: wrapperId }, rootSpaces);
       await tx.site.update({ where: { id: siteId }, data: { defaultSiteSpaceId: null } });
       defaultSectionId = wrapperId;

@@ -23,6 +23,8 @@ export type Context = DomainContext & {
   loaders: Map<string, unknown>;
   /** GraphQL over HTTP only: what a subscription needs to resume and re-check its caller. */
   live?: LiveRequest;
+  /** The request's `X-Visitor-Token` header: a visitor token for published reads (src/auth/visitor-tokens.ts). */
+  visitorToken?: string;
   /** Set by the rate limiter before execution; absent when limits are off or the request is free. */
   rateLimit?: RateLimitCharge;
 };

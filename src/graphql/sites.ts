@@ -11,8 +11,10 @@
 // sections, site spaces or pages. Every relation of the site is selected with the same arguments
 // wherever it appears, so the selections merge instead of falling back to extra queries.
 //
-// A visitor (`visitor: { claims }`) given to a root field travels with the rows it returns (a
-// non-enumerable tag), and each list below filters by the conditions that visitor fails.
+// The reader (src/auth/audience.ts: a member, or an anonymous, outsider, share-link or visitor
+// reader with its claims) travels with the rows a root field returns (a non-enumerable tag), and
+// each list below filters by the conditions that reader fails; conditions and counters are shown
+// to members only.
 import { builder } from './builder.ts';
 import { keysetConnection } from './cursors.ts';
 import { DeletePayload, dropUndefined, loader, organizationOf, OWN_ORGANIZATION_ID } from './common.ts';
@@ -36,7 +38,12 @@ import { isVisibleTo, VisitorInput, type VisitorClaims } from '../domain/site-or
 // ------------------------------------------------------------------ view tags and access memo
 
 const VIEW = Symbol('docgraph.siteView');
-export type View = { claims?: VisitorClaims; shareKey?: string | null };
+/**
+ * How rows of a site are read: `claims` every condition is evaluated against (null: everything,
+ * the editor's view); `member` false hides conditions and counters. Untagged rows (a member's
+ * `site(id:)`, node(id:) by a member) are the editor's view.
+ */
+export type View = { claims: VisitorClaims | null; shareKey: string | null; member: boolean };
 
 export function viewOf(row: object): View | undefined {
   return (row as { [VIEW]?: View })[VIEW];
@@ -55,11 +62,13 @@ export function visible<T extends { condition: string | null }>(rows: T[], view:
 /** Sites this request has already been allowed to read (so node refetches and fallbacks need no second check). */
 export const authorize = (ctx: Context, siteId: string) => ctx.access.noteSiteRead(siteId);
 
-function parseVisitor(raw: unknown): View | undefined {
+function parseVisitor(raw: unknown): { claims?: VisitorClaims } | undefined {
   if (raw == null) return undefined;
-  const v = parseInput(VisitorInput, raw, 'visitor');
-  return { claims: v.claims ?? {} };
+  return parseInput(VisitorInput, raw, 'visitor');
 }
+
+/** A condition as a reader may see it: members only. */
+export const conditionFor = (row: { condition: string | null }) => (viewOf(row)?.member === false ? null : row.condition);
 
 export type SiteRow = Pick<Site, 'id' | 'organizationId' | 'hostname' | 'basename' | 'proxy' | 'published'>;
 
@@ -218,7 +227,16 @@ export const SiteRef = builder.prismaNode('Site', {
       description: 'Space id of the site\'s default site space (of the default section, for sites with sections).',
       resolve: (s, _a, ctx) => defaultSpaceIdOf(ctx, s),
     }),
-    siteSpaceCount: t.relationCount('siteSpaces', { where: LIVE_SPACES, description: 'Number of site spaces, in all sections.' }),
+    siteSpaceCount: t.int({
+      description: 'Number of site spaces, in all sections (a reader counts the ones it sees).',
+      select: { siteSpaces: { where: LIVE_SPACES, select: { condition: true, section: { select: { condition: true } } } } },
+      resolve: (s) => {
+        const claims = viewOf(s)?.claims;
+        return (s.siteSpaces as Array<{ condition: string | null; section: { condition: string | null } | null }>).filter(
+          (ss) => isVisibleTo(ss.condition, claims) && isVisibleTo(ss.section?.condition, claims),
+        ).length;
+      },
+    }),
     urls: t.field({
       type: SiteUrls,
       description: 'Where the site is: this API, the web app, and the published site.',
@@ -292,29 +310,36 @@ builder.queryFields((t) => ({
       visitor: t.arg({ type: 'JSON', description: 'Preview as this visitor: `{ claims: { … } }` for adaptive content.' }),
     },
     resolve: async (query, _r, args, ctx) => {
-      const view = parseVisitor(args.visitor);
+      const preview = parseVisitor(args.visitor);
       const site = await ctx.prisma.site.findUnique({ ...query, where: { id: String(args.id) } });
       await ctx.access.requireSite(site, 'site:read', args.organizationId ? String(args.organizationId) : undefined);
       authorize(ctx, site!.id);
-      return tag([site!], view)[0];
+      return tag([site!], preview ? { claims: preview.claims ?? {}, shareKey: null, member: true } : undefined)[0];
     },
   }),
   publishedSite: t.prismaField({
     type: SiteRef,
     description:
-      'A site as its audience reads it: for organization members (a preview, published or not), or anyone when it is published and public/unlisted, or share-link with an active `shareKey`. A given `shareKey` must be an active key of the site. `visitor: { claims }` evaluates every condition and leaves out what that visitor would not see.',
+      'A published site as its reader sees it, with or without a token: organization members (a preview, published or not, everything unless `visitor` or a visitor token is given); anyone when it is published and public/unlisted; share-link sites with an active `shareKey`; visitor-auth sites with a valid visitor token. Conditions are evaluated for every reader who is not a member: signed claims come from the visitor token only, `visitor: { claims: { unsigned: { … } } }` from the caller; a missing claim is false. NOT_FOUND otherwise.',
     args: {
       siteId: t.arg.id({ required: true, description: 'The site (`site_…`).' }),
       organizationId: t.arg.id({ description: 'When given, the site must belong to it (REST paths).' }),
       shareKey: t.arg.string({ description: 'The key of an active share link, for a `share_link` site read by someone who is not a member.' }),
-      visitor: t.arg({ type: 'JSON', description: 'The visitor: `{ claims: { … } }` deciding adaptive content (what they see).' }),
+      visitorToken: t.arg.string({ description: 'A visitor token (JWT) signed with one of the site\'s visitor keys; the `X-Visitor-Token` header does the same.' }),
+      visitor: t.arg({ type: 'JSON', description: 'The visitor: `{ claims: { unsigned: { … } } }` (anyone), or any claims for a member\'s preview.' }),
     },
     resolve: async (query, _r, args, ctx) => {
-      const view = parseVisitor(args.visitor) ?? {};
+      const visitor = parseVisitor(args.visitor);
       const site = await ctx.prisma.site.findUnique({ ...query, where: { id: String(args.siteId) } });
-      const reader = await ctx.access.siteReader(site, { organizationId: args.organizationId ? String(args.organizationId) : undefined, shareKey: args.shareKey });
+      const reader = await ctx.access.siteReader(site, {
+        organizationId: args.organizationId ? String(args.organizationId) : undefined,
+        shareKey: args.shareKey,
+        visitorToken: args.visitorToken ?? ctx.visitorToken,
+        visitor,
+        now: ctx.clock.now(),
+      });
       authorize(ctx, site!.id);
-      return tag([site!], { ...view, shareKey: reader.shareKey })[0];
+      return tag([site!], { claims: reader.claims, shareKey: reader.shareKey, member: reader.member })[0];
     },
   }),
   siteAdaptiveSchema: t.field({

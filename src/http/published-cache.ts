@@ -44,6 +44,7 @@ import { stringify as canonicalJson } from 'safe-stable-stringify';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../graphql/context.ts';
 import { claimsExcess } from '../domain/site-order.ts';
+import { audienceKey } from '../auth/audience.ts';
 
 /** Fields a cached document may read, per type: each is derived from rows the structure version covers. */
 export const CACHEABLE_FIELDS: Record<string, readonly string[]> = {
@@ -134,12 +135,16 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
       const gate = await ctx.access.publishedSiteGate(siteId, {
         organizationId: rootArgs.organizationId == null ? undefined : String(rootArgs.organizationId),
         shareKey: rootArgs.shareKey == null ? null : String(rootArgs.shareKey),
+        visitorToken: rootArgs.visitorToken == null ? (ctx.visitorToken ?? null) : String(rootArgs.visitorToken),
+        visitor: (visitor ?? undefined) as { claims?: Record<string, unknown> } | undefined,
+        now: ctx.clock.now(),
       });
       if (!gate) {
         stats.bypassed++;
         return;
       }
-      const key = cacheKey(siteId, gate.version, plan, args.operationName, variables);
+      // The reader's audience is in the key: one reader's answer never reaches a reader with other rights.
+      const key = cacheKey(siteId, gate.version, plan, args.operationName, variables, audienceKey(gate.reader));
       const hit = stored.get(key);
       if (hit !== undefined) {
         stats.hits++;
@@ -176,11 +181,11 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
 const ENTRY_OVERHEAD = 128;
 
 /** The key of a request: a digest of everything that decides the answer, whatever its size. */
-function cacheKey(siteId: string, version: unknown, plan: Plan, operationName: string | null | undefined, variables: Record<string, unknown>): string {
+function cacheKey(siteId: string, version: unknown, plan: Plan, operationName: string | null | undefined, variables: Record<string, unknown>, audience: unknown[]): string {
   const declared: Record<string, unknown> = {};
   for (const name of plan.variableNames) if (variables[name] !== undefined) declared[name] = variables[name];
   return createHash('sha256')
-    .update(canonicalJson([siteId, String(version), plan.documentHash, operationName ?? '', declared]) ?? '')
+    .update(canonicalJson([siteId, String(version), plan.documentHash, operationName ?? '', declared, audience]) ?? '')
     .digest('base64url');
 }
 

@@ -72,8 +72,13 @@ export function createHttpServer(deps: AppDeps) {
   }
   const { rateLimits } = deps;
 
-  const makeContext = (viewer: Viewer | null, source: 'rest' | 'graphql' = 'rest'): Context =>
-    createContext({ prisma, config: deps.config, clock: deps.clock, log, viewer, source, services: deps.services });
+  const makeContext = (viewer: Viewer | null, source: 'rest' | 'graphql' = 'rest', req?: http.IncomingMessage): Context => {
+    const ctx = createContext({ prisma, config: deps.config, clock: deps.clock, log, viewer, source, services: deps.services });
+    // A visitor token for published reads (src/auth/visitor-tokens.ts); one value, bounded like any header.
+    const visitorToken = req?.headers['x-visitor-token'];
+    if (typeof visitorToken === 'string' && visitorToken.length > 0) ctx.visitorToken = visitorToken;
+    return ctx;
+  };
 
   const yoga: YogaServerInstance<{ req: http.IncomingMessage }, Context> = createYoga({
     schema: deps.schema,
@@ -100,7 +105,7 @@ export function createHttpServer(deps: AppDeps) {
       const token = bearerToken(req.headers.authorization)!;
       const revalidate = () => (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token));
       const owner = { tokenId: viewer.tokenId, ip: clientIp(req, deps.config.rateLimit.trustProxy) };
-      return { ...makeContext(viewer, 'graphql'), live: liveRequestFor(request, revalidate, owner) };
+      return { ...makeContext(viewer, 'graphql', req), live: liveRequestFor(request, revalidate, owner) };
     },
     maskedErrors: {
       maskError: (error, message) => maskError(error, message, log),
@@ -159,7 +164,7 @@ export function createHttpServer(deps: AppDeps) {
       const raw = body.toString('utf8');
       if (match.route.body && body.length > 0) requireJsonContentType(req.headers['content-type']);
       if (match.route.body) requireJsonDepth(raw, limits.maxJsonDepth);
-      const out = await deps.rest.handle(match.route, match.params ?? {}, target.searchParams, raw, makeContext(viewer));
+      const out = await deps.rest.handle(match.route, match.params ?? {}, target.searchParams, raw, makeContext(viewer, 'rest', req));
       for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
       if (out.body === undefined) {
         res.statusCode = out.status;

@@ -43,7 +43,8 @@ export class AppError extends Error {
   }
 }
 
-export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
+/** NOT_FOUND; `why` says what would have opened it (a refused visitor token), never what is behind it. */
+export const notFound = (what: string, why?: string) => new AppError('NOT_FOUND', why ? `${what} not found: ${why}` : `${what} not found`);
 export const forbidden = (message = 'You are not allowed to do this') => new AppError('FORBIDDEN', message);
 export const badRequest = (field: string, message: string) =>
   new AppError('BAD_REQUEST', field ? `${field}: ${message}` : message, field);

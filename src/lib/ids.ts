@@ -32,6 +32,8 @@ export const ID_PREFIXES = {
   Webhook: 'wh',
   WebhookDelivery: 'whd',
   PdfExport: 'pdf',
+  SiteVisitorKey: 'svk',
+  SiteRedirect: 'sitered',
 } as const;
 
 export type IdType = keyof typeof ID_PREFIXES;
