@@ -26,6 +26,11 @@ export type RestRoute<Q = any, B = any> = {
   path: string;
   /** The GraphQL operation this route runs. */
   document: string;
+  /**
+   * A published read (src/auth/audience.ts): runs without a token (anonymous) and with a
+   * `published`-scoped token; its document's root fields are published reads only.
+   */
+  published?: true;
   /** Query-string schema (strings in, typed values out). Unknown keys are rejected; a route without one refuses every key. */
   query?: z.ZodType<Q>;
   /** Body schema. Omit for operations without a body (any body is then ignored). */
