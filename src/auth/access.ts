@@ -23,6 +23,7 @@ import { AppError, notFound, forbidden, unauthenticated } from '../lib/errors.ts
 import { atLeast, highestRole } from './roles.ts';
 import { decideReader, requireUnsignedOnly, type SiteReader, type VisitorClaims } from './audience.ts';
 import { verifyVisitorToken } from './visitor-tokens.ts';
+import { evaluateCondition } from '../lib/conditions.ts';
 
 /** How a published read names its reader: the REST path's organization, a share key, a visitor token, a preview. */
 export type ReaderOptions = {
@@ -395,6 +396,12 @@ export class Access {
     return this.siteReaders.get(siteId);
   }
 
+  /** The most restrictive reader this request was on any site (a non-member first), for rows whose site is unknown. */
+  anyReader(): SiteReader | undefined {
+    const readers = [...this.siteReaders.values()];
+    return readers.find((r) => !r.member) ?? readers.find((r) => r.claims !== null) ?? readers[0];
+  }
+
   /**
    * The published-structure cache's gate (src/http/published-cache.ts): the site's structure
    * version and the caller's reader, by the same rule as `siteReader`, in one statement (two with
@@ -464,16 +471,19 @@ export class Access {
 
   /**
    * For the spaces area (`GET /v1/spaces/{spaceId}?shareKey`): true when `key` is an active link of
-   * a published site that shows this space (the space is one of its site spaces and not deleted).
+   * a published site that shows this space to its share-link readers — a site space of it (not
+   * deleted) whose condition, and its section's, pass without claims (a share key carries none).
    */
   async spaceVisibleWithShareKey(spaceId: string, key: string): Promise<boolean> {
     const resolved = await this.resolveShareKey(null, key);
     if (!resolved || !resolved.site.published) return false;
-    const siteSpace = await this.prisma.siteSpace.findFirst({
+    const siteSpaces = await this.prisma.siteSpace.findMany({
       where: { siteId: resolved.siteId, spaceId, space: { deletedAt: null } },
-      select: { id: true },
+      select: { condition: true, section: { select: { condition: true } } },
+      take: 100,
     });
-    return siteSpace !== null;
+    const open = (condition: string | null | undefined) => !condition || evaluateCondition(condition, {});
+    return siteSpaces.some((ss) => open(ss.condition) && open(ss.section?.condition));
   }
 
   // ------------------------------------------------------------------ content

@@ -27,7 +27,10 @@ import {
   type PageVersionRow,
   type RevisionContent,
   type RevisionRow,
+  contentForReader,
 } from '../domain/content.ts';
+import { viewOf } from './sites.ts';
+import type { Space } from '../generated/prisma/client.ts';
 import type { ChangeOutcome } from '../domain/revisions.ts';
 import { classifyLink } from '../lib/markdown.ts';
 import { parseForRead } from '../lib/markdown-pool.ts';
@@ -251,7 +254,7 @@ async function withBody(ctx: Context, page: ContentPage): Promise<ContentPage | 
  * (`octet_length` neither decompresses nor fetches TOASTed values).
  */
 async function pagesWithBodies(ctx: Context, revision: RevisionRow, info: GraphQLResolveInfo): Promise<RevisionContent> {
-  if (!selectsPageContent(info)) return loadRevisionContent(ctx, revision, { withMarkdown: false });
+  if (!selectsPageContent(info)) return readerContent(ctx, revision, { withMarkdown: false });
   const bytes = await loader<string, number>(ctx, 'revision.bodyBytes', async (ids) => {
     const rows = await ctx.prisma.$queryRaw<Array<{ id: string; bytes: bigint | number | null }>>(
       Prisma.sql`SELECT r.id, coalesce(sum(octet_length(pv.markdown)), 0)::bigint AS bytes
@@ -270,7 +273,36 @@ async function pagesWithBodies(ctx: Context, revision: RevisionRow, info: GraphQ
     const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
     throw badRequest('', `The pages' bodies total ${mib(total)}, more than one answer carries (${mib(max)}): list the pages without bodies (GraphQL), or read them one at a time (GET …/content/page/{pageId})`);
   }
-  return loadRevisionContent(ctx, revision, { withMarkdown: true });
+  return readerContent(ctx, revision, { withMarkdown: true });
+}
+
+// ------------------------------------------------------------------ a published reader's pages
+
+const READER_CLAIMS = Symbol('docgraph.readerClaims');
+
+/** The claims a revision row is read with (set by `Space.revision` for published readers). */
+const readerClaimsOf = (revision: RevisionRow): Record<string, unknown> | undefined => (revision as { [READER_CLAIMS]?: Record<string, unknown> })[READER_CLAIMS];
+
+/**
+ * The revision's content as its reader sees it: every page for the editor's view, else only the
+ * pages whose conditions the reader's claims pass (src/auth/audience.ts; `contentForReader`).
+ */
+async function readerContent(ctx: Context, revision: RevisionRow, opts: { withMarkdown: boolean }): Promise<RevisionContent> {
+  const content = await loadRevisionContent(ctx, revision, opts);
+  const claims = readerClaimsOf(revision);
+  return claims ? contentForReader(content, claims) : content;
+}
+
+/**
+ * The claims a space's pages are filtered by: the reader's, for a space reached through a
+ * published site (the row carries the reader's view); none for a caller with a role on the space;
+ * and for anyone else (a share key, a public space) no claims at all, so conditioned pages are
+ * hidden (a missing claim is false).
+ */
+async function pageClaimsFor(ctx: Context, space: Space): Promise<Record<string, unknown> | undefined> {
+  const view = viewOf(space);
+  if (view) return view.claims ?? undefined;
+  return (await ctx.access.spaceRole(space)) ? undefined : {};
 }
 
 /**
@@ -443,7 +475,11 @@ RevisionPageRef.implement({
     hidden: t.boolean({ description: 'Not shown in the navigation, still reachable.', resolve: (p) => p.version.hidden }),
     noIndex: t.boolean({ description: 'Not indexed by search and ask.', resolve: (p) => p.version.noIndex }),
     noRobotsIndex: t.boolean({ description: 'Not indexed by search-engine robots.', resolve: (p) => p.version.noRobotsIndex }),
-    condition: t.string({ nullable: true, description: 'Adaptive-content condition deciding whether a visitor sees the page.', resolve: (p) => p.version.condition }),
+    condition: t.string({
+      nullable: true,
+      description: 'Adaptive-content condition deciding whether a visitor sees the page (null for published readers, who get only the pages their claims open).',
+      resolve: (p) => (p.content.reader ? null : p.version.condition),
+    }),
     layout: t.field({ type: 'JSON', nullable: true, description: 'Layout options of a document page.', resolve: (p) => (p.version.kind === 'document' ? pageLayout(p.version) : null) }),
     createdAt: t.field({ type: 'DateTime', description: 'When the page first appeared.', resolve: (p) => p.version.pageCreatedAt }),
     updatedAt: t.field({ type: 'DateTime', description: 'When this version of the page was written.', resolve: (p) => p.version.createdAt }),
@@ -584,7 +620,7 @@ export const RevisionRef = builder.prismaNode('Revision', {
       description: 'A page by id; null when not in this revision. REST: GET /v1/spaces/{spaceId}/content/page/{pageId}.',
       args: { id: t.arg.string({ required: true, description: 'Page id (`page_…`).' }) },
       // The tree without bodies: a selected body loads for this page (and its descendants) only.
-      resolve: async (r, { id }, ctx) => (await loadRevisionContent(ctx, r, { withMarkdown: false })).byId.get(id) ?? null,
+      resolve: async (r, { id }, ctx) => (await readerContent(ctx, r, { withMarkdown: false })).byId.get(id) ?? null,
     }),
     pageByPath: t.field({
       type: RevisionPageRef,
@@ -592,7 +628,7 @@ export const RevisionRef = builder.prismaNode('Revision', {
       description: 'A page by path (e.g. `guide/setup`; leading and trailing slashes ignored); null when none.',
       args: { path: t.arg.string({ required: true, description: 'Slug chain from the root.' }) },
       resolve: async (r, { path }, ctx) => {
-        const content = await loadRevisionContent(ctx, r, { withMarkdown: false });
+        const content = await readerContent(ctx, r, { withMarkdown: false });
         const id = content.byPath.get(path.replace(/^\/+|\/+$/g, ''));
         return id ? (content.byId.get(id) ?? null) : null;
       },
@@ -621,7 +657,7 @@ export const RevisionRef = builder.prismaNode('Revision', {
         type: ContentLinkRef,
         description: 'Every link of the revision\'s pages, one per target, sorted by target.',
         args: { status: t.arg({ type: LinkStatusEnum, description: 'Only links with this status.' }) },
-        resolve: async (r, args, ctx) => linkConnection(ctx, await loadRevisionContent(ctx, r, { withMarkdown: true }), args),
+        resolve: async (r, args, ctx) => linkConnection(ctx, await readerContent(ctx, r, { withMarkdown: true }), args),
       },
       ContentLinkConnection,
     ),
@@ -632,7 +668,7 @@ export const RevisionRef = builder.prismaNode('Revision', {
         args: { fileId: t.arg.string({ required: true, description: 'File id (`file_…`).' }) },
         resolve: async (r, args, ctx) => {
           if (!r.fileIds.includes(args.fileId)) throw fileNotInRevision(args.fileId);
-          const content = await loadRevisionContent(ctx, r, { withMarkdown: true });
+          const content = await readerContent(ctx, r, { withMarkdown: true });
           const pages = (await fileBacklinks(content, args.fileId)).sort((a, b) => (a.id < b.id ? -1 : 1));
           return keyedConnection('Revision.fileBacklinks', pages, (p) => p.id, args) as never;
         },
@@ -652,7 +688,12 @@ builder.prismaObjectField('Space', 'revision', (t) =>
     resolve: async (s, _a, ctx) => {
       const rev = s.revisionId ? await loadRevisionById(ctx, s.revisionId) : null;
       if (!rev) throw notFound('Revision');
-      return rev;
+      const claims = await pageClaimsFor(ctx, s);
+      if (!claims) return rev;
+      // A copy carrying the reader's claims: the cached row is shared by every request.
+      const copy = { ...rev };
+      Object.defineProperty(copy, READER_CLAIMS, { value: claims, enumerable: false });
+      return copy;
     },
   }),
 );

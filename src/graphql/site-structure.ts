@@ -10,7 +10,9 @@ import { builder } from './builder.ts';
 import { keysetConnection } from './cursors.ts';
 import { DeletePayload, dropUndefined, loader, OWN_ORGANIZATION_ID } from './common.ts';
 import type { Context } from './context.ts';
-import type { SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
+import type { SiteSection, SiteSectionGroup, SiteSpace, Space } from '../generated/prisma/client.ts';
+import { SpaceRef } from './spaces.ts';
+import { isVisibleTo } from '../domain/site-order.ts';
 import type { SiteAction } from '../auth/access.ts';
 import { typeOfId } from '../lib/ids.ts';
 import {
@@ -44,8 +46,9 @@ import {
   publishedBaseUrl,
   ROOT_SPACES,
   SITE_URL_SELECT,
+  conditionFor,
   tag,
-  viewOf,
+  viewFor,
   visible,
   withShareKey,
   type SiteRow,
@@ -65,10 +68,26 @@ function siteIdOf(ctx: Context, model: StructureModel, id: string): Promise<stri
   }).load(id);
 }
 
-/** node(id:) and fallback loads: sites this request already read, else organization members allowed `action`. */
-const guard = (model: StructureModel, action: SiteAction = 'site:read') => async (id: string, ctx: Context) => ({
-  id: (await ctx.access.canSeeSite(await siteIdOf(ctx, model, id), action)) ? id : '',
-});
+/**
+ * node(id:) and fallback loads: sites this request already read, else organization members
+ * allowed `action`; and for a request that read the site as a published reader, only the items
+ * that reader sees (a conditioned item is not found, as in every list).
+ */
+const guard = (model: StructureModel, action: SiteAction = 'site:read') => async (id: string, ctx: Context) => {
+  const siteId = await siteIdOf(ctx, model, id);
+  if (!(await ctx.access.canSeeSite(siteId, action))) return { id: '' };
+  const reader = siteId ? ctx.access.readerOf(siteId) : undefined;
+  if (reader?.claims && model !== 'shareLink' && !readerSees(await snapshotOf(ctx, siteId!), model, id, reader.claims)) return { id: '' };
+  return { id };
+};
+
+/** Whether a reader with `claims` sees a structure item (the lists' rule, for one item). */
+function readerSees(snap: StructureSnapshot, model: Exclude<StructureModel, 'shareLink'>, id: string, claims: Record<string, unknown>): boolean {
+  const view = { claims, shareKey: null, member: false };
+  if (model === 'siteSection') return readerSectionIds(snap, view).includes(id);
+  if (model === 'siteSectionGroup') return readerGroupIds(snap, view).includes(id);
+  return readerSiteSpaceIds(snap, view, undefined).includes(id);
+}
 
 export const SiteStructureTypeEnum = builder.enumType('SiteStructureType', {
   description: '`sections`: the top level holds sections and section groups; `siteSpaces`: it holds site spaces.',
@@ -126,9 +145,15 @@ export const SiteSpaceRef = builder.prismaNode('SiteSpace', {
     sectionId: t.exposeString('sectionId', { nullable: true, description: 'Null at the root level.' }),
     section: t.relation('section', { nullable: true }),
     spaceId: t.exposeString('spaceId'),
-    space: t.relation('space', { description: 'The content it shows; nest `revision { pages { … } }` for its page tree.' }),
+    space: t.field({
+      type: SpaceRef,
+      description: 'The content it shows; nest `revision { pages { … } }` for its page tree (a published reader gets the pages it may see).',
+      // Planned into the parent query like a relation; the row carries the reader on (its pages are filtered by it).
+      select: (_a, _c, nested) => ({ space: nested() }),
+      resolve: (s, _a, ctx) => tag([s.space as Space], viewFor(ctx, s))[0]!,
+    }),
     path: t.exposeString('path'),
-    condition: t.exposeString('condition', { nullable: true, description: 'Expression over `visitor.claims` deciding who sees it.' }),
+    condition: t.string({ nullable: true, description: 'Expression over `visitor.claims` deciding who sees it (organization members only; null for published readers).', resolve: (row, _a, ctx) => conditionFor(ctx, row) }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     title: t.string({
       description: 'The title readers see (the space\'s title).',
@@ -150,7 +175,7 @@ export const SiteSpaceRef = builder.prismaNode('SiteSpace', {
         const path = `${s.section ? `${s.section.path}/` : ''}${isDefault ? '' : `${s.path}/`}`;
         return {
           location: `${ctx.config.publicUrl}/v1/orgs/${site.organizationId}/sites/${site.id}/site-spaces/${s.id}`,
-          published: site.published ? withShareKey(`${publishedBaseUrl(ctx.config.publicUrl, site)}${path}`, viewOf(s)) : null,
+          published: site.published ? withShareKey(`${publishedBaseUrl(ctx.config.publicUrl, site)}${path}`, viewFor(ctx, s)) : null,
         };
       },
     }),
@@ -170,7 +195,7 @@ export const SiteSectionRef = builder.prismaNode('SiteSection', {
     title: t.exposeString('title'),
     description: t.exposeString('description', { nullable: true }),
     path: t.exposeString('path'),
-    condition: t.exposeString('condition', { nullable: true, description: 'Expression over `visitor.claims` deciding who sees it.' }),
+    condition: t.string({ nullable: true, description: 'Expression over `visitor.claims` deciding who sees it (organization members only; null for published readers).', resolve: (row, _a, ctx) => conditionFor(ctx, row) }),
     icon: t.exposeString('icon', { nullable: true }),
     groupId: t.exposeString('groupId', { nullable: true, description: 'Id of its section group.' }),
     group: t.relation('group', { nullable: true }),
@@ -186,7 +211,7 @@ export const SiteSectionRef = builder.prismaNode('SiteSection', {
       description: 'Its site spaces in order (with a visitor: the ones that visitor sees).',
       complexity: LIST_COMPLEXITY,
       select: (_a, _c, nested) => ({ siteSpaces: ensure(nested({ where: LIVE_SPACES, orderBy: POS }), NEEDS.siteSpace) }),
-      resolve: (s) => visible(s.siteSpaces as SiteSpace[], viewOf(s)),
+      resolve: (s, _a, ctx) => visible(s.siteSpaces as SiteSpace[], viewFor(ctx, s)),
     }),
     urls: t.field({
       description: 'Where the section is: this API and, once the site is published, the web.',
@@ -196,7 +221,7 @@ export const SiteSectionRef = builder.prismaNode('SiteSection', {
         const site = s.site as SiteRow;
         return {
           location: `${ctx.config.publicUrl}/v1/orgs/${site.organizationId}/sites/${site.id}/sections/${s.id}`,
-          published: site.published ? withShareKey(`${publishedBaseUrl(ctx.config.publicUrl, site)}${s.path}/`, viewOf(s)) : null,
+          published: site.published ? withShareKey(`${publishedBaseUrl(ctx.config.publicUrl, site)}${s.path}/`, viewFor(ctx, s)) : null,
         };
       },
     }),
@@ -221,7 +246,7 @@ export const SiteSectionGroupRef = builder.prismaNode('SiteSectionGroup', {
       description: 'Its sections in order (with a visitor: the ones that visitor sees).',
       complexity: LIST_COMPLEXITY,
       select: (_a, _c, nested) => ({ sections: ensure(nested({ orderBy: POS }), NEEDS.section) }),
-      resolve: (g) => visible(groupSections(g) ?? (g.sections as SiteSection[]), viewOf(g)),
+      resolve: (g, _a, ctx) => visible(groupSections(g) ?? (g.sections as SiteSection[]), viewFor(ctx, g)),
     }),
   }),
 });
@@ -244,6 +269,21 @@ function snapshotOf(ctx: Context, siteId: string): Promise<StructureSnapshot> {
   return loader<string, StructureSnapshot>(ctx, 'site.readerSnapshot', (ids) => Promise.all(ids.map((id) => readerSnapshot(ctx.prisma, id)))).load(siteId);
 }
 
+// The paged lists filter like the nested ones: a reader gets the items its claims open (a site
+// space only when its section shows too; a group when one of its sections shows).
+const readerSectionIds = (snap: StructureSnapshot, view: View | undefined) =>
+  orderedSectionIds(snap).filter((id) => isVisibleTo(snap.sections.get(id)!.condition, view?.claims));
+const readerGroupIds = (snap: StructureSnapshot, view: View | undefined) => {
+  if (!view?.claims) return [...snap.groups.keys()];
+  const shown = new Set(readerSectionIds(snap, view).map((id) => snap.sections.get(id)!.groupId));
+  return [...snap.groups.keys()].filter((id) => shown.has(id));
+};
+const readerSiteSpaceIds = (snap: StructureSnapshot, view: View | undefined, onlyDefault: boolean | undefined) =>
+  orderedSiteSpaceIds(snap, onlyDefault).filter((id) => {
+    const ss = snap.siteSpaces.get(id)!;
+    return isVisibleTo(ss.condition, view?.claims) && (!ss.sectionId || isVisibleTo(snap.sections.get(ss.sectionId)?.condition, view?.claims));
+  });
+
 // ------------------------------------------------------------------ Site.structure and the ordered lists
 
 builder.prismaObjectFields('Site', (t) => ({
@@ -262,8 +302,8 @@ builder.prismaObjectFields('Site', (t) => ({
           siteSpaces: ensure(nested({ where: ROOT_SPACES, orderBy: POS }, ['items'], 'SiteSpace'), NEEDS.siteSpace),
         };
       },
-      resolve: (site) => {
-        const view = viewOf(site);
+      resolve: (site, _a, ctx) => {
+        const view = viewFor(ctx, site);
         const sections = site.sections as SiteSection[];
         const groups = site.sectionGroups as SiteSectionGroup[];
         const spaces = site.siteSpaces as SiteSpace[];
@@ -283,7 +323,7 @@ builder.prismaObjectFields('Site', (t) => ({
         sections: ensure(nested({ orderBy: POS }), NEEDS.section),
         sectionGroups: { orderBy: POS, select: { id: true, position: true, createdAt: true } },
       }),
-      resolve: (site) => visible(orderSections(site.sections as SiteSection[], site.sectionGroups), viewOf(site)),
+      resolve: (site, _a, ctx) => visible(orderSections(site.sections as SiteSection[], site.sectionGroups), viewFor(ctx, site)),
     }),
     sectionGroups: t.field({
       type: [SiteSectionGroupRef],
@@ -293,14 +333,14 @@ builder.prismaObjectFields('Site', (t) => ({
         sectionGroups: ensure(nested({ orderBy: POS }), NEEDS.group),
         sections: { orderBy: POS, select: { id: true, groupId: true, condition: true } },
       }),
-      resolve: (site) => visibleGroups(site.sectionGroups as SiteSectionGroup[], site.sections, viewOf(site)),
+      resolve: (site, _a, ctx) => visibleGroups(site.sectionGroups as SiteSectionGroup[], site.sections, viewFor(ctx, site)),
     }),
     siteSpaces: t.field({
       type: [SiteSpaceRef],
       description: 'Root-level site spaces in order (sites without sections); sections carry their own.',
       complexity: LIST_COMPLEXITY,
       select: (_a, _c, nested) => ({ siteSpaces: ensure(nested({ where: ROOT_SPACES, orderBy: POS }), NEEDS.siteSpace) }),
-      resolve: (site) => visible(site.siteSpaces as SiteSpace[], viewOf(site)),
+      resolve: (site, _a, ctx) => visible(site.siteSpaces as SiteSpace[], viewFor(ctx, site)),
     }),
 
     // Paged lists (the REST listings): reading order, cursors are item ids.
@@ -310,9 +350,9 @@ builder.prismaObjectFields('Site', (t) => ({
       description: 'Every section in reading order, paged.',
       resolve: async (page, site, _a, ctx) => {
         const snap = await snapshotOf(ctx, site.id);
-        return tag(await findManyInOrder((a) => ctx.prisma.siteSection.findMany(a), page, orderedSectionIds(snap), (id) => sectionKey(snap, id)), viewOf(site));
+        return tag(await findManyInOrder((a) => ctx.prisma.siteSection.findMany(a), page, readerSectionIds(snap, viewFor(ctx, site)), (id) => sectionKey(snap, id)), viewFor(ctx, site));
       },
-      totalCount: async (site, _a, ctx) => orderedSectionIds(await snapshotOf(ctx, site.id)).length,
+      totalCount: async (site, _a, ctx) => readerSectionIds(await snapshotOf(ctx, site.id), viewFor(ctx, site)).length,
     }),
     sectionGroupsConnection: keysetConnection(t, {
       type: SiteSectionGroupRef,
@@ -320,10 +360,10 @@ builder.prismaObjectFields('Site', (t) => ({
       description: 'Section groups in order, paged.',
       resolve: async (page, site, _a, ctx) => {
         const snap = await snapshotOf(ctx, site.id);
-        const ids = [...snap.groups.keys()];
-        return tag(await findManyInOrder((a) => ctx.prisma.siteSectionGroup.findMany(a), page, ids, (id) => levelKey(snap.groups.get(id))), viewOf(site));
+        const ids = readerGroupIds(snap, viewFor(ctx, site));
+        return tag(await findManyInOrder((a) => ctx.prisma.siteSectionGroup.findMany(a), page, ids, (id) => levelKey(snap.groups.get(id))), viewFor(ctx, site));
       },
-      totalCount: async (site, _a, ctx) => (await snapshotOf(ctx, site.id)).groups.size,
+      totalCount: async (site, _a, ctx) => readerGroupIds(await snapshotOf(ctx, site.id), viewFor(ctx, site)).length,
     }),
     siteSpacesConnection: keysetConnection(t, {
       type: SiteSpaceRef,
@@ -332,10 +372,10 @@ builder.prismaObjectFields('Site', (t) => ({
       args: { default: t.arg.boolean({ description: 'true: only default site spaces (one per section, or the root default); false: only the others.' }) },
       resolve: async (page, site, args, ctx) => {
         const snap = await snapshotOf(ctx, site.id);
-        const ids = orderedSiteSpaceIds(snap, args.default ?? undefined);
-        return tag(await findManyInOrder((a) => ctx.prisma.siteSpace.findMany(a), page, ids, (id) => siteSpaceKey(snap, id)), viewOf(site));
+        const ids = readerSiteSpaceIds(snap, viewFor(ctx, site), args.default ?? undefined);
+        return tag(await findManyInOrder((a) => ctx.prisma.siteSpace.findMany(a), page, ids, (id) => siteSpaceKey(snap, id)), viewFor(ctx, site));
       },
-      totalCount: async (site, args, ctx) => orderedSiteSpaceIds(await snapshotOf(ctx, site.id), args.default ?? undefined).length,
+      totalCount: async (site, args, ctx) => readerSiteSpaceIds(await snapshotOf(ctx, site.id), viewFor(ctx, site), args.default ?? undefined).length,
     }),
 }));
 

@@ -21,6 +21,7 @@ import { DeletePayload, dropUndefined, loader, organizationOf, OWN_ORGANIZATION_
 import type { Context } from './context.ts';
 import type { Site } from '../generated/prisma/client.ts';
 import { parseInput } from '../lib/errors.ts';
+import { typeOfId } from '../lib/ids.ts';
 import {
   createSite,
   deleteSite,
@@ -67,8 +68,27 @@ function parseVisitor(raw: unknown): { claims?: VisitorClaims } | undefined {
   return parseInput(VisitorInput, raw, 'visitor');
 }
 
+/** The editor's view (a member's `site(id:)` without a preview): everything, conditions shown. */
+export const EDITOR_VIEW: View = Object.freeze({ claims: null, shareKey: null, member: true });
+
+/**
+ * How `row` is read in this request: its tag, else (a row reached through a relation or
+ * node(id:)) the reader this request was on its site (`Access.siteReader`), else the editor's
+ * view — only members reach untagged rows of a site they did not read as a reader (node guards,
+ * `site(id:)`, mutation payloads). Fail-closed: a row whose site is unknown takes the most
+ * restrictive reader of the request.
+ */
+export function viewFor(ctx: Context, row: object): View | undefined {
+  const tagged = viewOf(row);
+  if (tagged) return tagged;
+  const r = row as { siteId?: unknown; id?: unknown };
+  const siteId = typeof r.siteId === 'string' ? r.siteId : typeof r.id === 'string' && typeOfId(r.id) === 'Site' ? r.id : undefined;
+  const reader = siteId ? ctx.access.readerOf(siteId) : ctx.access.anyReader();
+  return reader ? { claims: reader.claims, shareKey: reader.shareKey, member: reader.member } : undefined;
+}
+
 /** A condition as a reader may see it: members only. */
-export const conditionFor = (row: { condition: string | null }) => (viewOf(row)?.member === false ? null : row.condition);
+export const conditionFor = (ctx: Context, row: { condition: string | null }) => (viewFor(ctx, row)?.member === false ? null : row.condition);
 
 export type SiteRow = Pick<Site, 'id' | 'organizationId' | 'hostname' | 'basename' | 'proxy' | 'published'>;
 
@@ -230,8 +250,8 @@ export const SiteRef = builder.prismaNode('Site', {
     siteSpaceCount: t.int({
       description: 'Number of site spaces, in all sections (a reader counts the ones it sees).',
       select: { siteSpaces: { where: LIVE_SPACES, select: { condition: true, section: { select: { condition: true } } } } },
-      resolve: (s) => {
-        const claims = viewOf(s)?.claims;
+      resolve: (s, _a, ctx) => {
+        const claims = viewFor(ctx, s)?.claims;
         return (s.siteSpaces as Array<{ condition: string | null; section: { condition: string | null } | null }>).filter(
           (ss) => isVisibleTo(ss.condition, claims) && isVisibleTo(ss.section?.condition, claims),
         ).length;
@@ -243,7 +263,7 @@ export const SiteRef = builder.prismaNode('Site', {
       resolve: (s, _a, ctx) => ({
         location: `${ctx.config.publicUrl}/v1/orgs/${s.organizationId}/sites/${s.id}`,
         app: `${ctx.config.appUrl}/o/${s.organizationId}/sites/${s.id}`,
-        published: s.published ? withShareKey(publishedBaseUrl(ctx.config.publicUrl, s), viewOf(s)) : null,
+        published: s.published ? withShareKey(publishedBaseUrl(ctx.config.publicUrl, s), viewFor(ctx, s)) : null,
       }),
     }),
     adaptiveSchema: t.field({
@@ -314,7 +334,7 @@ builder.queryFields((t) => ({
       const site = await ctx.prisma.site.findUnique({ ...query, where: { id: String(args.id) } });
       await ctx.access.requireSite(site, 'site:read', args.organizationId ? String(args.organizationId) : undefined);
       authorize(ctx, site!.id);
-      return tag([site!], preview ? { claims: preview.claims ?? {}, shareKey: null, member: true } : undefined)[0];
+      return tag([site!], preview ? { claims: preview.claims ?? {}, shareKey: null, member: true } : EDITOR_VIEW)[0];
     },
   }),
   publishedSite: t.prismaField({

@@ -172,13 +172,15 @@ export const SpaceRef = builder.prismaNode('Space', {
     position: t.exposeInt('position', { description: 'Index among the siblings (collections and spaces of the same parent).' }),
     revisionId: t.string({ description: 'Id of the current revision.', resolve: (s) => s.revisionId ?? '' }),
     defaultLevel: t.expose('defaultLevel', { type: RoleEnum, nullable: true }),
+    // Counters of what only a role opens: null for a caller without one (a published reader, a share key).
     commentCount: t.int({
-      description: 'Open top-level comments on the space itself (REST `comments`); the threads are the `comments` connection.',
-      resolve: (s, _a, ctx) => openCommentCount(ctx, s.id),
+      nullable: true,
+      description: 'Open top-level comments on the space itself (REST `comments`); the threads are the `comments` connection. Null without a role on the space.',
+      resolve: async (s, _a, ctx) => ((await ctx.access.spaceRole(s)) ? openCommentCount(ctx, s.id) : null),
     }),
-    changeRequests: t.int({ description: 'Change requests of the space, in any status.', resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).total }),
-    changeRequestsOpen: t.int({ description: 'Change requests with status `open`.', resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).open }),
-    changeRequestsDraft: t.int({ description: 'Change requests with status `draft`.', resolve: async (s, _a, ctx) => (await changeRequestCounts(ctx, s.id)).draft }),
+    changeRequests: t.int({ nullable: true, description: 'Change requests of the space, in any status. Null without a role on the space.', resolve: async (s, _a, ctx) => ((await ctx.access.spaceRole(s)) ? (await changeRequestCounts(ctx, s.id)).total : null) }),
+    changeRequestsOpen: t.int({ nullable: true, description: 'Change requests with status `open`. Null without a role on the space.', resolve: async (s, _a, ctx) => ((await ctx.access.spaceRole(s)) ? (await changeRequestCounts(ctx, s.id)).open : null) }),
+    changeRequestsDraft: t.int({ nullable: true, description: 'Change requests with status `draft`. Null without a role on the space.', resolve: async (s, _a, ctx) => ((await ctx.access.spaceRole(s)) ? (await changeRequestCounts(ctx, s.id)).draft : null) }),
     urls: t.field({
       type: SpaceUrls,
       description: 'REST, app and published addresses.',
