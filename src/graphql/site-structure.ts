@@ -75,9 +75,16 @@ function siteIdOf(ctx: Context, model: StructureModel, id: string): Promise<stri
  */
 const guard = (model: StructureModel, action: SiteAction = 'site:read') => async (id: string, ctx: Context) => {
   const siteId = await siteIdOf(ctx, model, id);
-  if (!(await ctx.access.canSeeSite(siteId, action))) return { id: '' };
-  const reader = siteId ? ctx.access.readerOf(siteId) : undefined;
-  if (reader?.claims && model !== 'shareLink' && !readerSees(await snapshotOf(ctx, siteId!), model, id, reader.claims)) return { id: '' };
+  if (!siteId) return { id: '' };
+  let reader = ctx.access.readerOf(siteId);
+  if (!reader && !(await ctx.access.canSeeSite(siteId, action))) {
+    // Not a member: a published reader of the site may refetch what it sees (share links stay admins').
+    if (action !== 'site:read' || model === 'shareLink') return { id: '' };
+    const site = await ctx.prisma.site.findUnique({ where: { id: siteId }, select: { id: true, organizationId: true, published: true, visibility: true } });
+    reader = await ctx.access.siteReader(site, { visitorToken: ctx.visitorToken, now: ctx.clock.now() }).catch(() => undefined);
+    if (!reader) return { id: '' };
+  }
+  if (reader?.claims && model !== 'shareLink' && !readerSees(await snapshotOf(ctx, siteId), model, id, reader.claims)) return { id: '' };
   return { id };
 };
 
