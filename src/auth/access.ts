@@ -25,6 +25,9 @@ import { decideReader, requireUnsignedOnly, type SiteReader, type VisitorClaims 
 import { verifyVisitorToken } from './visitor-tokens.ts';
 import { evaluateCondition } from '../lib/conditions.ts';
 
+/** A visitor token's refusal as the caller may read it: expired, not yet valid, or invalid. */
+const publicReason = (reason: string) => (reason === 'expired' ? 'expired' : reason.startsWith('claim nbf') ? 'not yet valid' : 'invalid');
+
 /** How a published read names its reader: the REST path's organization, a share key, a visitor token, a preview. */
 export type ReaderOptions = {
   organizationId?: string;
@@ -384,7 +387,8 @@ export class Access {
       requested: opts.visitor,
     });
     if (!reader) {
-      if (token && !token.ok && site.visibility === 'visitor_auth') throw notFound('Site', `the visitor token is not valid for it (${token.reason})`);
+      // Say why a token failed only in words that reveal nothing of the site's keys.
+      if (token && !token.ok && site.visibility === 'visitor_auth') throw notFound('Site', `the visitor token is not valid for it (${publicReason(token.reason)})`);
       throw notFound('Site');
     }
     this.siteReaders.set(site.id, reader);

@@ -144,7 +144,7 @@ export const SiteVisibilityEnum = builder.enumType('SiteVisibility', {
     public: { description: 'Anyone may read it, and search engines index it.' },
     unlisted: { description: 'Anyone with the URL may read it; not indexed.' },
     share_link: { description: 'Readable with a share link key (REST `share-link`).' },
-    visitor_auth: { description: 'Readable by visitors authenticated by the site owner (REST `visitor-auth`); members only here.' },
+    visitor_auth: { description: 'Readable by visitors holding a visitor token (JWT) signed with one of the site\'s visitor keys (REST `visitor-auth`).' },
   } as const,
 });
 export const SiteAgentsContextEnum = builder.enumType('SiteAgentsContext', {
