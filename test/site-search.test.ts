@@ -277,6 +277,12 @@ describe('REST POST /v1/orgs/{organizationId}/sites/{siteId}/search', () => {
     expect(page).toMatchObject({ title: 'Getting started', path: 'getting-started', urls: { app: `${t.app.config.publicUrl}/sites/${main.siteId}/main/getting-started` } });
     expect(page.sections?.map((s) => s.title)).toEqual(['Getting started', 'Configure']);
 
+    // Unsigned claims in the body (an extension of the contract's body).
+    const pro = await t.rest('POST', path(), { query: 'zebrafish', mode: 'all', visitor: { claims: { unsigned: { plan: 'pro' } } } }, outsider.token);
+    expect(pro.status).toBe(200);
+    expectValidResponse('POST', '/orgs/{organizationId}/sites/{siteId}/search', 200, pro.body);
+    expect(pro.body.items.flatMap((s: any) => s.pages.map((p: any) => p.title)).sort()).toEqual(['Getting started', 'Internal API', 'Pro features', 'Turbo tuning']);
+
     const member = await t.client().orgs.searchSiteContent(t.org.id, main.siteId, { query: 'zebrafish', mode: 'all' });
     expectValidResponse('POST', '/orgs/{organizationId}/sites/{siteId}/search', 200, member.data);
     expect(member.data.count).toBe(5);
