@@ -225,6 +225,26 @@ describe('searchSite: who may search', () => {
     expect(rest.body.items[0].pages[0].title).toBe('Getting started');
   });
 
+  it('a visitor-auth site needs a valid visitor token', async () => {
+    const s = await site({ visibility: 'visitor_auth', sections: [{ title: 'Main', path: 'main', spaces: [{ spaceId: docs, path: 'docs' }] }] });
+    await t.app.prisma.siteVisitorKey.create({ data: { id: newId('SiteVisitorKey'), siteId: s.siteId, algorithm: 'HS256', secret: SECRET.toString('base64url') } });
+    expect((await search({ siteId: s.siteId }, outsider.token)).errors?.[0].extensions?.code).toBe('NOT_FOUND');
+    const expired = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setAudience(s.siteId).setExpirationTime(Math.floor(Date.now() / 1000) - 3600).sign(SECRET);
+    expect((await search({ siteId: s.siteId, visitorToken: expired }, outsider.token)).errors?.[0].extensions?.code).toBe('NOT_FOUND');
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setAudience(s.siteId).setExpirationTime('10m').sign(SECRET);
+    const ok = await search({ siteId: s.siteId, visitorToken: token }, outsider.token);
+    expect(ok.errors).toBeUndefined();
+    expect(titles(ok)).toEqual(['Getting started']);
+    // The X-Visitor-Token header does the same, on REST too.
+    const rest = await fetch(`${t.baseUrl}/v1/orgs/${t.org.id}/sites/${s.siteId}/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${outsider.token}`, 'x-visitor-token': token },
+      body: JSON.stringify({ query: 'zebrafish', mode: 'all' }),
+    });
+    expect(rest.status).toBe(200);
+    expect(((await rest.json()) as any).items[0].pages[0].title).toBe('Getting started');
+  });
+
   it('an unpublished site is NOT_FOUND to outsiders; members preview it (no published URL yet)', async () => {
     const s = await site({ published: false, sections: [{ title: 'Main', path: 'main', spaces: [{ spaceId: docs, path: 'docs' }] }] });
     const r = await search({ siteId: s.siteId }, outsider.token);

@@ -75,7 +75,7 @@ export type SiteSearchResult = {
   path: string;
   /** Where the page is, relative to the published site's address (`section/space/guide/setup`). */
   sitePath: string;
-  /** An excerpt of the best matching section, else the page description. */
+  /** An excerpt of the first matching section, else the page description. */
   excerpt: string;
   /** Sections of the page (split at headings) matching the query, in page order. */
   sections: SiteSearchSection[];

@@ -61,7 +61,7 @@ const SiteSearchResultRef = builder.simpleObject('SiteSearchResult', {
     title: t.string({ description: 'The page title.' }),
     path: t.string({ description: 'The page path in its space, e.g. `guides/install`.' }),
     sitePath: t.string({ description: 'The page path under the published site\'s address: section, site space and page paths.' }),
-    excerpt: t.string({ description: 'An excerpt of the best matching section, else the page description (may be empty).' }),
+    excerpt: t.string({ description: 'An excerpt of the first matching section, else the page description (may be empty).' }),
     sections: t.field({ type: [SiteSearchMatch], description: 'Matching sections of the page, in page order.' }),
     urls: t.field({ type: SiteSearchUrls, description: 'Where to open the page.' }),
   }),
