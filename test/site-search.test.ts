@@ -278,6 +278,12 @@ describe('searchSite: who may search', () => {
       const r = await search({ siteId: main.siteId, ...vars }, outsider.token);
       expect(r.errors?.[0].extensions, JSON.stringify(vars)).toMatchObject({ code: 'BAD_REQUEST', field });
     }
+    // Hostile but valid queries: stop words, operators only, quotes and SQL find nothing or match as words.
+    for (const query of ['the', '!!! & | <->', '"unterminated', "zebrafish'; DROP TABLE \"Space\"; --", '-zebrafish']) {
+      const r = await search({ siteId: main.siteId, query }, outsider.token);
+      expect(r.errors, query).toBeUndefined();
+      expect(r.data.searchSite.totalCount, query).toBeLessThanOrEqual(2);
+    }
     // A cursor of another list.
     const list = await t.gql(`query($id: ID!) { space(id: $id) { search(query: "zebrafish", first: 1) { pageInfo { endCursor } } } }`, { id: docs });
     const foreign = await search({ siteId: main.siteId, after: list.data.space.search.pageInfo.endCursor }, t.token);
