@@ -103,6 +103,11 @@ function url(route: RestRoute, query: Record<string, string> = {}) {
 
 const routeName = (r: RestRoute) => `${r.method} ${r.path}`;
 
+/** Bodies of the lists read with POST (a search with its query in the body). */
+const LIST_BODIES: Record<string, unknown> = { 'POST /v1/orgs/:organizationId/sites/:siteId/search': { query: 'guide' } };
+/** One page of a list route, with its method (and body when it takes one). */
+const listPage = (route: RestRoute, query: Record<string, string>) => t.rest(route.method, url(route, query), LIST_BODIES[routeName(route)]);
+
 it('the route table has routes and lists to check', () => {
   expect(ROUTES.length).toBeGreaterThan(100);
   expect(ROUTES.filter(isList).length).toBeGreaterThanOrEqual(30);
@@ -129,7 +134,7 @@ describe.each(ROUTES.map((r) => [routeName(r), r] as const))('%s', (_name, route
 
   const [minLimit, maxLimit] = LIMIT_RANGES[routeName(route)] ?? [0, 1000];
   it.each([...new Set([String(minLimit), '1', String(maxLimit)])])('answers 200 at limit=%s', async (limit) => {
-    const r = await t.rest('GET', url(route, { limit }));
+    const r = await listPage(route, { limit });
     expect(r.status, r.text).toBe(200);
     expect(Array.isArray(r.body.items), r.text).toBe(true);
     expect(r.body.items.length).toBeLessThanOrEqual(Number(limit));
@@ -137,24 +142,24 @@ describe.each(ROUTES.map((r) => [routeName(r), r] as const))('%s', (_name, route
   });
 
   it.each([String(maxLimit + 1), String(minLimit - 1), 'abc', '1.5'])('answers 400 naming limit at limit=%s', async (limit) => {
-    expectError(await t.rest('GET', url(route, { limit })), 400, 'limit');
+    expectError(await listPage(route, { limit }), 400, 'limit');
   });
 
   it('answers 400 naming page for a garbage cursor', async () => {
-    expectError(await t.rest('GET', url(route, { page: 'garbage' })), 400, 'page');
+    expectError(await listPage(route, { page: 'garbage' }), 400, 'page');
   });
 
   it('answers 400 naming page for a cursor of another list', async () => {
     const foreign = /\/teams$/.test(route.path) ? sitesCursor : teamsCursor;
-    expectError(await t.rest('GET', url(route, { page: foreign })), 400, 'page');
+    expectError(await listPage(route, { page: foreign }), 400, 'page');
   });
 
   it('answers 400 naming page for a truncated cursor', async () => {
     // The list's own cursor when it has a second page, else another list's.
-    const first = await t.rest('GET', url(route, { limit: '1' }));
+    const first = await listPage(route, { limit: '1' });
     const own: string | undefined = first.body?.next?.page;
     const cursor = own ?? (/\/teams$/.test(route.path) ? sitesCursor : teamsCursor);
-    expectError(await t.rest('GET', url(route, { page: cursor.slice(0, Math.ceil(cursor.length / 2)) })), 400, 'page');
+    expectError(await listPage(route, { page: cursor.slice(0, Math.ceil(cursor.length / 2)) }), 400, 'page');
   });
 });
 

@@ -29,7 +29,7 @@ export type SearchPageArgs = { first?: number | null; after?: string | null };
 export type SearchConnection<T> = { items: Array<{ cursor: string; node: T }>; hasNextPage: boolean; totalCount: number };
 
 /** `hasText`: the version has markdown (`octet_length` reads the stored size, not the body). */
-type Hit = { versionId: string; pageId: string; spaceId: string; path: string; title: string; rankText: string; hasText: boolean };
+export type Hit = { versionId: string; pageId: string; spaceId: string; path: string; title: string; rankText: string; hasText: boolean };
 
 // ------------------------------------------------------------------ cursors
 
@@ -57,7 +57,7 @@ function pageSize(args: SearchPageArgs) {
 const tsQuery = (q: string) => Prisma.sql`websearch_to_tsquery('english', ${q})`;
 
 /** Matching current pages of `spaceFilter`'s spaces (`s` is the Space), with their rank. */
-const hitsCte = (q: string, spaceFilter: Prisma.Sql) => Prisma.sql`
+export const hitsCte = (q: string, spaceFilter: Prisma.Sql) => Prisma.sql`
   hits AS MATERIALIZED (
     SELECT cp."spaceId", cp."pageId", cp."versionId", cp."path", ts_rank(cp."searchVector", ${tsQuery(q)}) AS rank
     FROM "CurrentPage" cp
@@ -218,7 +218,7 @@ async function matchUnsplitSections(ctx: DomainContext, q: string, versionIds: s
 }
 
 /** Paths, URLs and matching sections of the hit pages (one statement). */
-async function describePages(ctx: DomainContext, q: string, hits: Hit[]): Promise<SearchPage[]> {
+export async function describePages(ctx: DomainContext, q: string, hits: Hit[]): Promise<SearchPage[]> {
   if (hits.length === 0) return [];
   const sectionsByVersion = await matchSections(ctx, q, hits);
   const words = q
