@@ -16,6 +16,7 @@ import './comments.ts';
 import './sites.ts';
 import './site-structure.ts';
 import './share-links.ts';
+import './visitor-keys.ts';
 import './sso.ts';
 import './openapi.ts';
 import './translations.ts';
