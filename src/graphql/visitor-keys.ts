@@ -49,13 +49,15 @@ const SiteVisitorKeyRef = builder.objectRef<VisitorKeyInfo>('SiteVisitorKey').im
   }),
 });
 
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
 /** The fields the members' view and the admins' one share. */
-function visitorAuthFields(t: any) {
+function visitorAuthFields(t: PothosSchemaTypes.ObjectFieldBuilder<Types, VisitorAuthView>) {
   return {
-    backend: t.field({ type: VisitorAuthBackendEnum, description: 'Who authenticates visitors (`custom` when never set).', resolve: (v: VisitorAuthView) => v.backend }),
-    integration: t.string({ nullable: true, description: 'The integration used as the backend, if any.', resolve: (v: VisitorAuthView) => v.integration }),
-    fallbackURL: t.string({ nullable: true, description: 'Where visitors go when their token is missing or invalid.', resolve: (v: VisitorAuthView) => v.fallbackURL }),
-    keys: t.field({ type: [SiteVisitorKeyRef], description: 'Keys that verify tokens now, newest first: the current key and rotated-out ones in their overlap.', resolve: (v: VisitorAuthView) => v.keys }),
+    backend: t.field({ type: VisitorAuthBackendEnum, description: 'Who authenticates visitors (`custom` when never set).', resolve: (v) => v.backend }),
+    integration: t.string({ nullable: true, description: 'The integration used as the backend, if any.', resolve: (v) => v.integration }),
+    fallbackURL: t.string({ nullable: true, description: 'Where visitors go when their token is missing or invalid.', resolve: (v) => v.fallbackURL }),
+    keys: t.field({ type: [SiteVisitorKeyRef], description: 'Keys that verify tokens now, newest first: the current key and rotated-out ones in their overlap.', resolve: (v) => v.keys }),
   };
 }
 
