@@ -9,6 +9,7 @@ import { SignJWT, exportSPKI, generateKeyPair, type CryptoKey as JoseKey } from 
 import { expectAccess, statusOf, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { createSite, createSpace, startSiteTests, type TestUser } from './fixtures/sites.ts';
+import { loadConfig } from '../src/config.ts';
 
 let t: TestApp;
 let reader: TestUser;
@@ -75,6 +76,13 @@ async function readWithHeader(siteId: string, token: string) {
 }
 
 // ------------------------------------------------------------------ key management
+
+it('VISITOR_KEY_OVERLAP_SECONDS: default an hour, 0 to 604800, anything else refused at start-up', () => {
+  expect(loadConfig({}).visitorKeyOverlapSeconds).toBe(3600);
+  expect(loadConfig({ VISITOR_KEY_OVERLAP_SECONDS: '0' }).visitorKeyOverlapSeconds).toBe(0);
+  expect(loadConfig({ VISITOR_KEY_OVERLAP_SECONDS: '604800' }).visitorKeyOverlapSeconds).toBe(604800);
+  for (const bad of ['-1', '604801', '1.5', 'soon']) expect(() => loadConfig({ VISITOR_KEY_OVERLAP_SECONDS: bad }), bad).toThrow(/VISITOR_KEY_OVERLAP_SECONDS/);
+});
 
 describe('publishing auth over REST (official operations)', () => {
   it('regenerate creates the current HS256 secret; GET shows it; a second regenerate rotates with the overlap', async () => {
