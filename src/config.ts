@@ -134,6 +134,8 @@ const EnvSchema = z.object({
   /** An import's fetch and conversion run in a worker thread with this deadline and heap. */
   IMPORT_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(300),
   IMPORT_WORKER_HEAP_MB: z.coerce.number().int().min(32).default(256),
+  /** After a site's visitor key is rotated, tokens signed with the previous key keep verifying this long (0–604800 s). */
+  VISITOR_KEY_OVERLAP_SECONDS: z.coerce.number().int().min(0).max(604_800).default(3600),
 }).refine((e) => e.LISTEN_STALL_RECONNECT_MS >= 2 * e.LISTEN_HEALTH_MS, {
   path: ['LISTEN_STALL_RECONNECT_MS'],
   message: 'must be at least twice LISTEN_HEALTH_MS',
@@ -220,6 +222,8 @@ export type Config = {
   markdown: { timeoutMs: number; threads: number; maxNesting: number };
   /** PDF export budgets (src/domain/pdf-exports.ts, docs/performance.md "Hostile-input budgets"). */
   pdfExport: { timeoutMs: number; maxBytes: number; maxHeapMb: number };
+  /** Seconds a rotated-out visitor key keeps verifying tokens (src/domain/visitor-keys.ts). */
+  visitorKeyOverlapSeconds: number;
 };
 
 export type WebhookDeliveryConfig = {
@@ -337,6 +341,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxHeapMb: e.PDF_EXPORT_HEAP_MB,
     },
     markdown: { timeoutMs: e.MARKDOWN_PARSE_TIMEOUT_MS, threads: e.MARKDOWN_THREADS, maxNesting: e.MARKDOWN_MAX_NESTING },
+    visitorKeyOverlapSeconds: e.VISITOR_KEY_OVERLAP_SECONDS,
     imports: { maxEntries: e.IMPORT_MAX_ENTRIES, maxEntryBytes: e.IMPORT_MAX_ENTRY_BYTES, maxTotalBytes: e.IMPORT_MAX_TOTAL_BYTES, waitSeconds: e.IMPORT_WAIT_SECONDS, timeoutSeconds: e.IMPORT_TIMEOUT_SECONDS, workerHeapMb: e.IMPORT_WORKER_HEAP_MB },
   };
 }

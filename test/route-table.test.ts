@@ -44,6 +44,9 @@ const DOCUMENTED_EXTENSIONS = new Set([
   'GET /v1/org/:organizationId/imports/:importRunId',
   // Starting a change request's PDF export (issue 20: the contract's GET no longer writes for readers).
   'POST /v1/spaces/:spaceId/change-requests/:changeRequestId/pdf',
+  // A site's visitor public key (issue 21): the owner's RS256/ES256 key beside the official HS256 secret.
+  'PUT /v1/orgs/:organizationId/sites/:siteId/publishing/auth/public-key',
+  'DELETE /v1/orgs/:organizationId/sites/:siteId/publishing/auth/public-key',
 ]);
 
 /** Lists whose contract bounds `limit` otherwise than 0–1000: the audit log takes 1–100. */

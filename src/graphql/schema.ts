@@ -17,6 +17,7 @@ import './sites.ts';
 import './site-structure.ts';
 import './share-links.ts';
 import './site-search.ts';
+import './visitor-keys.ts';
 import './sso.ts';
 import './openapi.ts';
 import './translations.ts';

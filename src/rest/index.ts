@@ -14,6 +14,7 @@ import { routes as sites } from './sites.ts';
 import { routes as siteStructure } from './site-structure.ts';
 import { routes as shareLinks } from './share-links.ts';
 import { routes as siteSearch } from './site-search.ts';
+import { routes as visitorKeys } from './visitor-keys.ts';
 import { routes as sso } from './sso.ts';
 import { routes as openapi } from './openapi.ts';
 import { routes as translations } from './translations.ts';
@@ -36,6 +37,7 @@ export function buildRestRouter(schema: GraphQLSchema) {
     ...siteStructure,
     ...shareLinks,
     ...siteSearch,
+    ...visitorKeys,
     ...sso,
     ...openapi,
     ...translations,
