@@ -12,11 +12,13 @@ import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { waitForPdf } from './pdf-helpers.ts';
 import { renderPdfExportTask } from '../src/domain/pdf-exports.ts';
-import type { Config } from '../src/config.ts';
+import { loadConfig, type Config } from '../src/config.ts';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ worker: false });
+  // The 200 KB page parses in well under the 5 s production deadline on a quiet machine; this file
+  // tests PDF rendering, not that deadline, so a busy CI machine gets room to parse it.
+  t = await startTestApp({ worker: false, config: { markdown: { ...loadConfig({}).markdown, timeoutMs: 60_000 } } });
 });
 afterAll(async () => {
   await t?.close();
