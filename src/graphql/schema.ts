@@ -16,6 +16,8 @@ import './comments.ts';
 import './sites.ts';
 import './site-structure.ts';
 import './share-links.ts';
+import './site-redirects.ts';
+import './published-url.ts';
 import './sso.ts';
 import './openapi.ts';
 import './translations.ts';

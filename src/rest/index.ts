@@ -13,6 +13,8 @@ import { routes as comments } from './comments.ts';
 import { routes as sites } from './sites.ts';
 import { routes as siteStructure } from './site-structure.ts';
 import { routes as shareLinks } from './share-links.ts';
+import { routes as siteRedirects } from './site-redirects.ts';
+import { routes as publishedUrl } from './published-url.ts';
 import { routes as sso } from './sso.ts';
 import { routes as openapi } from './openapi.ts';
 import { routes as translations } from './translations.ts';
@@ -34,6 +36,8 @@ export function buildRestRouter(schema: GraphQLSchema) {
     ...sites,
     ...siteStructure,
     ...shareLinks,
+    ...siteRedirects,
+    ...publishedUrl,
     ...sso,
     ...openapi,
     ...translations,
