@@ -44,6 +44,8 @@ const DOCUMENTED_EXTENSIONS = new Set([
   'GET /v1/org/:organizationId/imports/:importRunId',
   // Starting a change request's PDF export (issue 20: the contract's GET no longer writes for readers).
   'POST /v1/spaces/:spaceId/change-requests/:changeRequestId/pdf',
+  // Bulk upsert of site redirects, as the newer 0.202.0 document defines it (bulkUpsertSiteRedirects; live redirects only).
+  'PUT /v1/orgs/:organizationId/sites/:siteId/redirects',
 ]);
 
 /** Lists whose contract bounds `limit` otherwise than 0–1000: the audit log takes 1–100. */

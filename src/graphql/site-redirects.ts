@@ -32,7 +32,7 @@ export const SiteRedirectDestinationKindEnum = builder.enumType('SiteRedirectDes
 const SiteRedirectDestinationRef = builder.simpleObject('SiteRedirectDestination', {
   description: 'Where a redirect leads: a section, a site space or a page of the same site.',
   fields: (t) => ({
-    kind: t.field({ type: SiteRedirectDestinationKindEnum }),
+    kind: t.field({ type: SiteRedirectDestinationKindEnum, description: 'What it leads to.' }),
     siteSectionId: t.string({ nullable: true, description: 'The section (`site_section`).' }),
     siteSpaceId: t.string({ nullable: true, description: 'The site space (`site_space`, and the page\'s for `site_page`).' }),
     pageId: t.string({ nullable: true, description: 'The page (`site_page`).' }),
@@ -51,12 +51,12 @@ export const SiteRedirectRef = builder.prismaNode('SiteRedirect', {
   findUnique: async (id, ctx) => ({ id: (await canSeeRedirect(id, ctx)) ? id : '' }),
   description: 'An old path of a site that leads to a section, a site space or a page of the same site.',
   fields: (t) => ({
-    siteId: t.exposeString('siteId'),
+    siteId: t.exposeString('siteId', { description: 'The site (`site_…`).' }),
     source: t.exposeString('source', { description: 'The path on the site, normalized: a leading `/`, no trailing slash, no query.' }),
-    destination: t.field({ type: SiteRedirectDestinationRef, resolve: (r) => r.destination as RedirectDestination as never }),
+    destination: t.field({ type: SiteRedirectDestinationRef, description: 'Where it leads.', resolve: (r) => r.destination as RedirectDestination as never }),
     automatic: t.exposeBoolean('automatic', { description: 'Recorded by a merge that moved a page (false once someone changes it).' }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed.' }),
   }),
 });
 
@@ -109,7 +109,7 @@ export async function redirectTarget(ctx: Context, site: UrlSite, d: RedirectDes
 const SiteRedirectLookupRef = builder.simpleObject('SiteRedirectLookup', {
   description: 'A redirect found by its source, and where it leads.',
   fields: (t) => ({
-    redirect: t.field({ type: SiteRedirectRef }),
+    redirect: t.field({ type: SiteRedirectRef, description: 'The redirect.' }),
     target: t.string({ nullable: true, description: 'The web address of the destination; null when it no longer exists.' }),
   }),
 });
@@ -137,7 +137,7 @@ builder.queryFields((t) => ({
 const SiteRedirectDestinationInput = builder.inputType('SiteRedirectDestinationInput', {
   description: 'Where a redirect leads: `kind` and the ids that kind needs (`siteSectionId`; `siteSpaceId`; `siteSpaceId` and `pageId`).',
   fields: (t) => ({
-    kind: t.field({ type: SiteRedirectDestinationKindEnum, required: true }),
+    kind: t.field({ type: SiteRedirectDestinationKindEnum, required: true, description: 'What it leads to.' }),
     siteSectionId: t.id({ description: 'For `site_section`: a section of the same site.' }),
     siteSpaceId: t.id({ description: 'For `site_space` and `site_page`: a site space of the same site.' }),
     pageId: t.id({ description: 'For `site_page`: a page of the site space\'s current content.' }),
@@ -173,7 +173,7 @@ const UpsertSiteRedirectsInputRef = builder.inputType('UpsertSiteRedirectsInput'
   fields: (t) => ({
     organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
     siteId: t.id({ required: true, description: 'The site (`site_…`).' }),
-    redirects: t.field({ type: [SiteRedirectEntryInput], required: true }),
+    redirects: t.field({ type: [SiteRedirectEntryInput], required: true, description: 'The redirects, by source.' }),
   }),
 });
 const UpdateSiteRedirectInputRef = builder.inputType('UpdateSiteRedirectInput', {
@@ -206,7 +206,7 @@ const SiteRedirectUpsertStatusEnum = builder.enumType('SiteRedirectUpsertStatus'
 const SiteRedirectUpsertResultRef = builder.simpleObject('SiteRedirectUpsertResult', {
   description: 'The outcome for one source of a bulk upsert.',
   fields: (t) => ({
-    status: t.field({ type: SiteRedirectUpsertStatusEnum }),
+    status: t.field({ type: SiteRedirectUpsertStatusEnum, description: 'What was done.' }),
     source: t.string({ description: 'The source, normalized.' }),
     redirect: t.field({ type: SiteRedirectRef, nullable: true, description: 'The redirect written; null when deleted.' }),
   }),
