@@ -170,6 +170,24 @@ describe('publishedContentByUrl: readers', () => {
     expect((await lookup('https://docs.example.com/product/guides/guide', { token: outsider.token })).data.page.id).toBe(s1.pages.guide);
   });
 
+  it('the objects answer nested fields as the reader sees the site (one request for a front end)', async () => {
+    const outsider = await t.createUser();
+    const r = await t.gql(
+      `query($url: String!) { publishedContentByUrl(url: $url) {
+        site { id sections { id } } siteSection { id condition siteSpaces { id } } siteSpace { id title urls { published } } space { id title }
+        page { id title path } } }`,
+      { url: 'https://docs.example.com/product/guides/v1/guide' },
+      outsider.token,
+    );
+    expect(r.errors).toBeUndefined();
+    const l = r.data.publishedContentByUrl;
+    expect(l.site.sections.map((s: any) => s.id)).toEqual([A.guides]);
+    expect(l.siteSection).toEqual({ id: A.guides, condition: null, siteSpaces: [{ id: A.v2 }, { id: A.v1 }] });
+    expect(l.siteSpace).toMatchObject({ id: A.v1, title: 'Space two', urls: { published: 'https://docs.example.com/product/guides/v1/' } });
+    expect(l.space).toEqual({ id: s2.spaceId, title: 'Space two' });
+    expect(l.page).toEqual({ id: s2.pages.guide, title: 'Guide', path: 'guide' });
+  });
+
   it('a conditioned page is NOT_FOUND for an outsider and found for a member; the first page skips it', async () => {
     const outsider = await t.createUser();
     const url = 'https://docs.example.com/product/guides/secret';

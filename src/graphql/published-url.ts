@@ -48,6 +48,8 @@ export type PublishedLookup =
       canonicalUrl: string;
       shareKey: string | null;
       complete: boolean;
+      /** How the reader sees the site's rows (tags the objects the fields load). */
+      view: View;
     };
 
 type SiteMatch = { site: Site; consumed: number; baseSegments: string[] };
@@ -158,9 +160,6 @@ export async function lookupPublishedUrl(ctx: Context, args: LookupArgs): Promis
       const page = pathname === '' ? (content.ordered.find((p) => p.version.kind === 'document') ?? content.ordered[0] ?? null) : (content.byId.get(content.byPath.get(pathname) ?? '') ?? null);
       if (pathname === '' || page) {
         const prefix = siteSpacePrefix({ id: siteSpace.id, path: siteSpace.path, section: section ?? null });
-        tag([site], view);
-        if (section) tag([section], view);
-        tag([siteSpace], view);
         return {
           kind: 'content',
           site,
@@ -175,6 +174,7 @@ export async function lookupPublishedUrl(ctx: Context, args: LookupArgs): Promis
           canonicalUrl: `${publishedBaseUrl(ctx.config.publicUrl, site)}${prefix}${pathname && page ? page.path : ''}`,
           shareKey: reader.shareKey,
           complete: page !== null,
+          view,
         };
       }
     }
@@ -193,6 +193,7 @@ export async function lookupPublishedUrl(ctx: Context, args: LookupArgs): Promis
 // ------------------------------------------------------------------ GraphQL
 
 type ContentLookup = Extract<PublishedLookup, { kind: 'content' }>;
+const tagged = <T extends object>(row: T | null, view: View): T | null => (row ? tag([row], view)[0] : null);
 const field = <K extends keyof ContentLookup>(l: PublishedLookup, k: K): ContentLookup[K] | null => (l.kind === 'content' ? l[k] : null);
 
 export const PublishedContentLookupRef = builder.objectRef<PublishedLookup>('PublishedContentLookup').implement({
@@ -201,10 +202,32 @@ export const PublishedContentLookupRef = builder.objectRef<PublishedLookup>('Pub
   fields: (t) => ({
     redirect: t.string({ nullable: true, description: 'Where to send the reader (a redirect of the site); null when the URL shows content.', resolve: (l) => (l.kind === 'redirect' ? l.redirect : null) }),
     target: t.string({ nullable: true, description: '`content` for a redirect to content of the site; null when the URL shows content.', resolve: (l) => (l.kind === 'redirect' ? l.target : null) }),
-    site: t.field({ type: SiteRef, nullable: true, description: 'The site the URL is on, as its reader sees it.', resolve: (l) => field(l, 'site') }),
-    siteSection: t.field({ type: SiteSectionRef, nullable: true, description: 'Null for a site without sections.', resolve: (l) => field(l, 'siteSection') }),
-    siteSpace: t.field({ type: SiteSpaceRef, nullable: true, description: 'The site space the page is in.', resolve: (l) => field(l, 'siteSpace') }),
-    space: t.field({ type: SpaceRef, nullable: true, description: 'The site space\'s space.', resolve: (l) => field(l, 'space') }),
+    // Planned reads (one statement each, nested selections folded in), tagged with the reader's
+    // view so nested lists and conditions answer as they do under publishedSite.
+    site: t.prismaField({
+      type: SiteRef,
+      nullable: true,
+      description: 'The site the URL is on, as its reader sees it.',
+      resolve: async (query, l, _a, ctx) => (l.kind === 'content' ? tagged(await ctx.prisma.site.findUnique({ ...query, where: { id: l.site.id } }), l.view) : null),
+    }),
+    siteSection: t.prismaField({
+      type: SiteSectionRef,
+      nullable: true,
+      description: 'Null for a site without sections.',
+      resolve: async (query, l, _a, ctx) => (l.kind === 'content' && l.siteSection ? tagged(await ctx.prisma.siteSection.findUnique({ ...query, where: { id: l.siteSection.id } }), l.view) : null),
+    }),
+    siteSpace: t.prismaField({
+      type: SiteSpaceRef,
+      nullable: true,
+      description: 'The site space the page is in.',
+      resolve: async (query, l, _a, ctx) => (l.kind === 'content' ? tagged(await ctx.prisma.siteSpace.findUnique({ ...query, where: { id: l.siteSpace.id } }), l.view) : null),
+    }),
+    space: t.prismaField({
+      type: SpaceRef,
+      nullable: true,
+      description: 'The site space\'s space.',
+      resolve: async (query, l, _a, ctx) => (l.kind === 'content' ? ctx.prisma.space.findUnique({ ...query, where: { id: l.space.id } }) : null),
+    }),
     revisionId: t.string({ nullable: true, description: 'The space\'s current revision, the one the page is read from.', resolve: (l) => field(l, 'revisionId') }),
     page: t.field({ type: RevisionPageRef, nullable: true, description: 'The page (the first one when the URL names none); null when the site space has no page.', resolve: (l) => field(l, 'page') }),
     pathname: t.string({ nullable: true, description: 'The page path the URL names, relative to `basePath` (`` for none).', resolve: (l) => field(l, 'pathname') }),
