@@ -139,6 +139,23 @@ describe('publishedContentByUrl: hostname and basename', () => {
   });
 });
 
+describe('publishedContentByUrl: hostile URLs', () => {
+  it('oversized, non-http and deep URLs are refused without a lookup', async () => {
+    const long = await t.rest('GET', `/v1/urls/published?url=${encodeURIComponent(`https://docs.example.com/${'a'.repeat(3000)}`)}`);
+    expect(long.status).toBe(400);
+    expect(long.body.error.message).toMatch(/^url/);
+    for (const url of ['javascript:alert(1)', 'file:///etc/passwd', '//docs.example.com/product']) {
+      const r = await lookup(url);
+      expect(r.code, url).toBe('BAD_REQUEST');
+    }
+    const deep = await lookup(`https://example.org/help/${'x/'.repeat(100)}`);
+    expect(deep.code).toBe('NOT_FOUND');
+    // Encoded separators and dot segments do not escape the site's address.
+    expect((await lookup('https://docs.example.com/product/guides/..%2F..%2Fother')).code).toBe('NOT_FOUND');
+    expect((await lookup('https://docs.example.com/other/../product/guides/guide')).data.page.id).toBe(s1.pages.guide);
+  });
+});
+
 describe('publishedContentByUrl: proxy and gateway addresses', () => {
   it('a proxy: the longest proxy path that prefixes the URL wins', async () => {
     const help = await lookup('https://example.org/help/start/guide/setup');
