@@ -89,6 +89,13 @@ describe('site redirects through the official client', () => {
     expect(del.status).toBe(205);
     expect((await t.rest('DELETE', `${SITE(site.siteId)}/redirects/${id}`)).status).toBe(204);
     expect(await count(site.siteId)).toBe(0);
+    // Each write is in the site's event log.
+    const events = await t.app.prisma.event.findMany({ where: { objectId: site.siteId, type: { startsWith: 'site_redirect_' } }, orderBy: { seq: 'asc' } });
+    expect(events.map((e) => [e.type, (e.payload as any).redirectId])).toEqual([
+      ['site_redirect_created', id],
+      ['site_redirect_updated', id],
+      ['site_redirect_deleted', id],
+    ]);
     const gone = await api.orgs.updateSiteRedirectById(t.org.id, site.siteId, id, { source: '/x' }).catch((e) => e);
     expect(gone).toBeInstanceOf(GitBookAPIError);
     expect(gone.code).toBe(404);

@@ -21,6 +21,7 @@ import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
 import { requireSite } from './sites.ts';
 import { loadRevision, pagePaths } from './revisions.ts';
+import { recordEvent } from './events.ts';
 
 export const REDIRECT_SOURCE_MAX = 512;
 /** The contract's SiteRedirectSourcePath pattern: `/`-separated segments of unreserved characters or %XX. */
@@ -105,9 +106,11 @@ export async function createSiteRedirect(ctx: DomainContext, organizationId: str
     const taken = await tx.siteRedirect.findUnique({ where: { siteId_source: { siteId: site.id, source: input.source } }, select: { id: true } });
     if (taken) throw badRequest('source', 'a redirect with this source exists already (update it, or upsert)');
     const now = ctx.clock.now();
-    return tx.siteRedirect.create({
+    const created = await tx.siteRedirect.create({
       data: { id: newId('SiteRedirect'), siteId: site.id, source: input.source, destination: input.destination, automatic: false, createdAt: now, updatedAt: now },
     });
+    await recordEvent(tx, ctx, redirectEvent('site_redirect_created', site, created));
+    return created;
   });
 }
 
@@ -139,6 +142,13 @@ export async function upsertSiteRedirects(ctx: DomainContext, organizationId: st
         : await tx.siteRedirect.create({ data: { id: newId('SiteRedirect'), siteId: site.id, source: r.source, destination: r.destination, automatic: false, createdAt: now, updatedAt: now } });
       out.push({ status: existing ? 'updated' : 'created', source: r.source, redirect });
     }
+    await recordEvent(tx, ctx, {
+      type: 'site_redirects_upserted',
+      organizationId: site.organizationId,
+      objectType: 'site',
+      objectId: site.id,
+      payload: { created: out.filter((r) => r.status === 'created').length, updated: out.filter((r) => r.status === 'updated').length, deleted: out.filter((r) => r.status === 'deleted').length },
+    });
     return out;
   });
 }
@@ -155,17 +165,30 @@ export async function updateSiteRedirect(ctx: DomainContext, organizationId: str
       const taken = await tx.siteRedirect.findUnique({ where: { siteId_source: { siteId: site.id, source: input.source } }, select: { id: true } });
       if (taken) throw badRequest('source', 'another redirect of this site has this source');
     }
-    return tx.siteRedirect.update({
+    const updated = await tx.siteRedirect.update({
       where: { id: current.id },
       data: { ...(input.source ? { source: input.source } : {}), ...(input.destination ? { destination: input.destination } : {}), automatic: false, updatedAt: ctx.clock.now() },
     });
+    await recordEvent(tx, ctx, redirectEvent('site_redirect_updated', site, updated));
+    return updated;
   });
 }
 
 /** Idempotent: true when the redirect was deleted, false when it did not exist. */
 export async function deleteSiteRedirect(ctx: DomainContext, organizationId: string | undefined, siteId: string, redirectId: string): Promise<boolean> {
   const site = await requireSite(ctx, organizationId, siteId, 'site:write');
-  return transaction(ctx.prisma, async (tx) => (await tx.siteRedirect.deleteMany({ where: { id: redirectId, siteId: site.id } })).count > 0);
+  return transaction(ctx.prisma, async (tx) => {
+    const gone = await tx.siteRedirect.findFirst({ where: { id: redirectId, siteId: site.id } });
+    // deleteMany: a concurrent delete makes this one a no-op, not an error.
+    if (!gone || (await tx.siteRedirect.deleteMany({ where: { id: gone.id } })).count === 0) return false;
+    await recordEvent(tx, ctx, redirectEvent('site_redirect_deleted', site, gone));
+    return true;
+  });
+}
+
+/** Redirects are events of their site (the event log has no object type of their own). */
+function redirectEvent(type: string, site: { id: string; organizationId: string }, r: SiteRedirect) {
+  return { type, organizationId: site.organizationId, objectType: 'site' as const, objectId: site.id, payload: { redirectId: r.id, source: r.source } };
 }
 
 // ------------------------------------------------------------------ automatic redirects
