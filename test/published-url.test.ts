@@ -139,6 +139,18 @@ describe('publishedContentByUrl: hostname and basename', () => {
   });
 });
 
+describe('publishedContentByUrl: cost', () => {
+  it('a fixed number of statements, whatever the site and the depth of the page', async () => {
+    const urls = ['https://docs.example.com/product/guides/v1/guide/setup/advanced', 'https://docs.example.com/product/enterprise/intro', 'https://docs.example.com/product'];
+    for (const url of urls) await lookup(url); // warm the shared page trees
+    const counts = [];
+    for (const url of urls) counts.push((await t.countQueries(() => lookup(url))).count);
+    expect(new Set(counts).size, String(counts)).toBe(1);
+    // Site, reader, structure, space, and one planned read per object the query selects.
+    expect(counts[0]).toBeLessThanOrEqual(10);
+  });
+});
+
 describe('publishedContentByUrl: hostile URLs', () => {
   it('oversized, non-http and deep URLs are refused without a lookup', async () => {
     const long = await t.rest('GET', `/v1/urls/published?url=${encodeURIComponent(`https://docs.example.com/${'a'.repeat(3000)}`)}`);

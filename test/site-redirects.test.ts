@@ -177,6 +177,18 @@ describe('bulk upsert (PUT …/redirects, the newer API)', () => {
     const p2 = await t.gql(q, { id: other.siteId, after: p1.data.site.redirects.pageInfo.endCursor });
     expect(p2.data.site.redirects.nodes).toEqual([{ source: '/p/3' }]);
     const id = up.data.upsertSiteRedirects.results[0].redirect.id;
+    const upd = `mutation($input: UpdateSiteRedirectInput!) { updateSiteRedirect(input: $input) { redirect { id source automatic } } }`;
+    const changed = await t.gql(upd, { input: { siteId: other.siteId, siteRedirectId: id, source: 'p/one/' } });
+    expect(changed.data.updateSiteRedirect.redirect).toEqual({ id, source: '/p/one', automatic: false });
+    const missing = await t.gql(upd, { input: { siteId: other.siteId, siteRedirectId: newId('SiteRedirect'), source: '/p/x' } });
+    expect(missing.errors?.[0].extensions?.code).toBe('NOT_FOUND');
+    const taken = await t.gql(upd, { input: { siteId: other.siteId, siteRedirectId: id, source: '/p/2' } });
+    expect(taken.errors?.[0].message).toMatch(/^source/);
+    const byGql = await t.gql(`query($s: ID!) { siteRedirectBySource(siteId: $s, source: "/p/one?x") { target redirect { id } } }`, { s: other.siteId });
+    expect(byGql.data.siteRedirectBySource).toEqual({ target: `${t.app.config.publicUrl}/sites/${other.siteId}/${other.ssPath}/`, redirect: { id } });
+    const badSource = await t.rest('GET', `${SITE(other.siteId)}/redirect?source=${encodeURIComponent('/a b')}`);
+    expect(badSource.status).toBe(400);
+    expect(badSource.body.error.message).toMatch(/^source/);
     const del = `mutation($input: SiteRedirectKeyInput!) { deleteSiteRedirect(input: $input) { deleted deletedId } }`;
     expect((await t.gql(del, { input: { siteId: other.siteId, siteRedirectId: id } })).data.deleteSiteRedirect).toEqual({ deleted: true, deletedId: id });
     expect((await t.gql(del, { input: { siteId: other.siteId, siteRedirectId: id } })).data.deleteSiteRedirect.deleted).toBe(false);
