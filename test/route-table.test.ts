@@ -47,6 +47,8 @@ const DOCUMENTED_EXTENSIONS = new Set([
   // A site's visitor public key (issue 21): the owner's RS256/ES256 key beside the official HS256 secret.
   'PUT /v1/orgs/:organizationId/sites/:siteId/publishing/auth/public-key',
   'DELETE /v1/orgs/:organizationId/sites/:siteId/publishing/auth/public-key',
+  // Bulk upsert of site redirects, as the newer 0.202.0 document defines it (bulkUpsertSiteRedirects; live redirects only).
+  'PUT /v1/orgs/:organizationId/sites/:siteId/redirects',
 ]);
 
 /** Lists whose contract bounds `limit` otherwise than 0–1000: the audit log takes 1–100. */

@@ -28,6 +28,7 @@ import { requireEditable } from './spaces.ts';
 import { lockSpaceAndChangeRequest, type SpaceLockMode } from '../db/locks.ts';
 import { transaction } from '../db/transaction.ts';
 import { recordEvent } from './events.ts';
+import { recordMovedPages } from './site-redirects.ts';
 
 export const CHANGE_REQUEST_STATUSES = ['draft', 'open', 'archived', 'merged'] as const;
 export type ChangeRequestStatus = (typeof CHANGE_REQUEST_STATUSES)[number];
@@ -286,6 +287,8 @@ export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, id
     });
     await tx.space.update({ where: { id: spaceId }, data: { revisionId: revision.id } });
     const now = ctx.clock.now();
+    // Old links keep working: moved pages get redirects on the sites showing the space.
+    await recordMovedPages(tx, spaceId, main.revisionId, revision.id, now);
     const changeRequest = await tx.changeRequest.update({
       where: { id: current.id },
       data: { status: 'merged', revisionMergedId: revision.id, mergedAt: now, updatedAt: now },

@@ -16,6 +16,7 @@ import { safeFetch } from '../lib/url-guard.ts';
 import { transaction } from '../db/transaction.ts';
 import { recordEvent } from './events.ts';
 import { lockSpace } from '../db/locks.ts';
+import { recordMovedPages } from './site-redirects.ts';
 
 // ------------------------------------------------------------------ the page tree of a revision
 
@@ -331,6 +332,7 @@ export async function applySpaceContentChanges(ctx: DomainContext, spaceId: stri
         fetchFile,
       });
       await tx.space.update({ where: { id: spaceId }, data: { revisionId: result.revision.id } });
+      await recordMovedPages(tx, spaceId, current.revisionId, result.revision.id, ctx.clock.now());
       await recordEvent(tx, ctx, { type: 'space_content_updated', organizationId: space.organizationId, objectType: 'space', objectId: spaceId, payload: { revisionId: result.revision.id, previousRevisionId: current.revisionId, changes: changes.length } });
       return { ...result, spaceId };
     },

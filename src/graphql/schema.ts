@@ -18,6 +18,8 @@ import './site-structure.ts';
 import './share-links.ts';
 import './site-search.ts';
 import './visitor-keys.ts';
+import './site-redirects.ts';
+import './published-url.ts';
 import './sso.ts';
 import './openapi.ts';
 import './translations.ts';

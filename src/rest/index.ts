@@ -15,6 +15,8 @@ import { routes as siteStructure } from './site-structure.ts';
 import { routes as shareLinks } from './share-links.ts';
 import { routes as siteSearch } from './site-search.ts';
 import { routes as visitorKeys } from './visitor-keys.ts';
+import { routes as siteRedirects } from './site-redirects.ts';
+import { routes as publishedUrl } from './published-url.ts';
 import { routes as sso } from './sso.ts';
 import { routes as openapi } from './openapi.ts';
 import { routes as translations } from './translations.ts';
@@ -38,6 +40,8 @@ export function buildRestRouter(schema: GraphQLSchema) {
     ...shareLinks,
     ...siteSearch,
     ...visitorKeys,
+    ...siteRedirects,
+    ...publishedUrl,
     ...sso,
     ...openapi,
     ...translations,

@@ -169,6 +169,7 @@ export const PATH_PARAMS: Record<string, PathParam> = {
   siteSectionGroupId: idOf('SiteSectionGroup', 'Site section group'),
   siteSpaceId: idOf('SiteSpace', 'Site space'),
   shareLinkId: idOf('ShareLink', 'Share link'),
+  siteRedirectId: idOf('SiteRedirect', 'Site redirect'),
   samlProviderId: idOf('SamlProvider', 'SAML provider'),
   translationSettingsId: idOf('TranslationSettings', 'Translation settings'),
   // The domain validates the slug itself (a PUT to a bad slug is a 400 naming `specSlug`).
