@@ -104,7 +104,9 @@ export function createHttpServer(deps: AppDeps) {
       // "Audiences: the edge, scoped tokens and shared caches").
       const publishedRead = () => isPublishedReadQuery(params.query, params.operationName, limits.graphqlMaxTokens);
       if (!viewer) {
-        if (publishedRead()) return makeContext(null, 'graphql', req);
+        // Without credentials only: a token that does not work (revoked, unknown) stays a 401,
+        // so its holder learns it rather than silently reading as the anonymous reader.
+        if (req.headers.authorization === undefined && publishedRead()) return makeContext(null, 'graphql', req);
         throw new GraphQLError('A valid API token is required (Authorization: Bearer <token>)', {
           extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } },
         });
@@ -172,9 +174,10 @@ export function createHttpServer(deps: AppDeps) {
       return sendJson(res, 404, errorBody(404, match.notFound ?? `No route ${method} ${target.pathname}`));
     }
     // Every /v1 route but the published reads needs a token: checked before a byte of the body is
-    // read or held. A `published`-scoped token runs the published reads only.
+    // read or held. A token that does not work is a 401 on every route (published reads run
+    // without credentials, not with bad ones). A `published`-scoped token runs the published reads only.
     const viewer = await viewerFor(req);
-    if (!viewer && !match.route.published) return sendJson(res, 401, errorBody(401, UNAUTHENTICATED_MESSAGE));
+    if (!viewer && (!match.route.published || req.headers.authorization !== undefined)) return sendJson(res, 401, errorBody(401, UNAUTHENTICATED_MESSAGE));
     if (viewer?.scope && !match.route.published) return sendJson(res, 403, errorBody(403, PUBLISHED_ONLY_MESSAGE));
     const { body, release } = await read(req);
     try {
