@@ -17,7 +17,12 @@
 //   as the uncached `siteReader`, in one statement that also reads the version. A revoked token, a
 //   removed member, an unpublished site or a deactivated share key stops hits at once. A refusal
 //   falls through to normal execution, which answers the error.
-// - Visitor claims, share keys and the organization are arguments, so they are in the key.
+// - Visitor claims, share keys and the organization are arguments, so they are in the key; the
+//   reader's audience (`audienceKey`: member or not, the valid share key, the claims) is too.
+// - Readers without a token are gated like any other (the gate takes a null viewer). An anonymous
+//   GET whose reader is `sharedCacheable` is remembered for conditional.ts, which then answers
+//   `Cache-Control: public` with a Surrogate-Key instead of `private` (docs/decisions.md,
+//   "Audiences: the edge, scoped tokens and shared caches").
 //
 // Bounded by bytes (issue 20): the key is a sha256 digest of the site, its version, the canonical
 // operation (printed, so whitespace and comments do not count) and the canonical variables (the

@@ -260,10 +260,11 @@ export function createHttpServer(deps: AppDeps) {
       // HEAD is a GET without the body (node drops the body of a HEAD response by itself).
       return await writeFetchResponse(res, await yoga.handleRequest(fetchRequest('GET'), { req }));
     }
-    // The token before the body. Without a valid one only an introspection query can succeed
-    // (the context decides; GraphiQL's Docs pane sends no token, or a stale one): the body is
-    // read under a small cap, and one declared or sent beyond it is the 401 it would end in
-    // anyway — answered without holding its bytes.
+    // The token before the body. Without a valid one only an introspection query or (without any
+    // Authorization header) a published read can succeed (the context decides; GraphiQL's Docs
+    // pane sends no token, or a stale one): the body is read under a small cap (a published read
+    // is a few KiB), and one declared or sent beyond it is the 401 it would end in anyway —
+    // answered without holding its bytes.
     let anonymous: boolean;
     try {
       anonymous = !(await viewerFor(req));
