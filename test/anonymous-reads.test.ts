@@ -297,6 +297,32 @@ describe('cache headers', () => {
   });
 });
 
+describe('shared-cache settings', () => {
+  it('are validated, with defaults 60 and 300 seconds', () => {
+    expect(loadConfig({}).sharedCache).toEqual({ sMaxAgeSeconds: 60, staleWhileRevalidateSeconds: 300 });
+    expect(loadConfig({ PUBLISHED_S_MAXAGE_SECONDS: '0', PUBLISHED_STALE_WHILE_REVALIDATE_SECONDS: '30' }).sharedCache).toEqual({ sMaxAgeSeconds: 0, staleWhileRevalidateSeconds: 30 });
+    expect(() => loadConfig({ PUBLISHED_S_MAXAGE_SECONDS: '-1' })).toThrow(/PUBLISHED_S_MAXAGE_SECONDS/);
+    expect(() => loadConfig({ PUBLISHED_STALE_WHILE_REVALIDATE_SECONDS: 'soon' })).toThrow(/PUBLISHED_STALE_WHILE_REVALIDATE_SECONDS/);
+  });
+
+  it('set the header a server started with other values sends', async () => {
+    const other = await startTestApp({ config: { sharedCache: { sMaxAgeSeconds: 5, staleWhileRevalidateSeconds: 7 } } });
+    try {
+      const space = (await other.gql(`mutation($input: CreateSpaceInput!) { createSpace(input: $input) { space { id } } }`, { input: { organizationId: other.org.id, title: 'Short' } })).data.createSpace.space.id;
+      const site = (await other.gql(`mutation($input: CreateSiteInput!) { createSite(input: $input) { site { id } } }`, { input: { organizationId: other.org.id, title: 'Short', visibility: 'public', spaceIds: [space] } })).data.createSite.site.id;
+      const published = await other.gql(`mutation($input: SiteKeyInput!) { publishSite(input: $input) { site { id } } }`, { input: { siteId: site } });
+      expect(published.errors).toBeUndefined();
+      const qs = new URLSearchParams({ query: SITE_QUERY, variables: JSON.stringify({ siteId: site }) });
+      const r = await fetch(`${other.baseUrl}/graphql?${qs}`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('cache-control')).toBe('public, max-age=0, s-maxage=5, stale-while-revalidate=7');
+      expect(r.headers.get('surrogate-key')?.split(' ')[0]).toBe(site);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('the published cache per audience', () => {
   it('never hands one reader another reader’s stored answer, readers of every kind alternating on one site', async () => {
     const outsider = await t.createUser();
@@ -351,13 +377,15 @@ describe('rate limits', () => {
   });
 
   it('charges an anonymous published read its cost to the client IP, 429 over the budget, while a token holder still reads', async () => {
-    const site = (await s.gql(`mutation($input: CreateSiteInput!) { createSite(input: $input) { site { id } } }`, { input: { organizationId: s.org.id, title: 'Limited', visibility: 'public' } })).data.createSite.site.id;
-    await s.gql(`mutation($input: SiteKeyInput!) { publishSite(input: $input) { site { id } } }`, { input: { siteId: site } });
+    const space = (await s.gql(`mutation($input: CreateSpaceInput!) { createSpace(input: $input) { space { id } } }`, { input: { organizationId: s.org.id, title: 'Limited' } })).data.createSpace.space.id;
+    const site = (await s.gql(`mutation($input: CreateSiteInput!) { createSite(input: $input) { site { id } } }`, { input: { organizationId: s.org.id, title: 'Limited', visibility: 'public', spaceIds: [space] } })).data.createSite.site.id;
+    expect((await s.gql(`mutation($input: SiteKeyInput!) { publishSite(input: $input) { site { id } } }`, { input: { siteId: site } })).errors).toBeUndefined();
     const cost = Math.max(1, Math.ceil(complexityFromQuery(SITE_QUERY, { schema, variables: { siteId: site } }).complexity / COMPLEXITY_PER_POINT));
     const read = (token: string | null) =>
       fetch(`${s.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify({ query: SITE_QUERY, variables: { siteId: site } }) });
     const first = await read(null);
     expect(first.status).toBe(200);
+    expect(((await first.clone().json()) as any).data.publishedSite.title).toBe('Limited');
     expect(first.headers.get('x-ratelimit-limit')).toBe('6');
     expect(Number(first.headers.get('x-ratelimit-remaining'))).toBe(6 - cost);
     let last = first;
