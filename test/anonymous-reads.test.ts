@@ -152,6 +152,9 @@ describe('anonymous GraphQL', () => {
         expect([r.status, r.json], query).toEqual([401, UNAUTHENTICATED_BODY]);
       }
     }
+    // A published read beyond the anonymous body cap (64 KiB) is refused like any body without a token.
+    const padded = await gql(`${SITE_QUERY}\n# ${'x'.repeat(70 * 1024)}`, { siteId });
+    expect([padded.status, padded.json]).toEqual([401, UNAUTHENTICATED_BODY]);
     // Nothing was created by the refused mutation.
     expect(await t.app.prisma.organization.count({ where: { title: 'Mine' } })).toBe(0);
   });
