@@ -43,6 +43,10 @@ const EnvSchema = z.object({
   TOKEN_CACHE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** Memory for stored published-structure responses per process, MiB (0 = no cache). */
   STRUCTURE_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
+  /** Shared caches (CDN) keep an anonymous GET of a public published site this long (`s-maxage`), seconds. */
+  PUBLISHED_S_MAXAGE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
+  /** … and may serve it stale while they revalidate for this long (`stale-while-revalidate`), seconds. */
+  PUBLISHED_STALE_WHILE_REVALIDATE_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(300),
   /** Memory for page trees and revision rows shared across requests per process, MiB (0 = no cache). */
   CONTENT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
   /** Page bodies one answer may carry when it lists a whole revision's pages with their content, MiB. */
@@ -165,6 +169,8 @@ export type Config = {
   tokenCache: boolean;
   /** Bytes of stored published-structure responses per process (src/http/published-cache.ts); 0 = off. */
   structureCacheBytes: number;
+  /** `Cache-Control` of anonymous GET reads of public published sites, for shared caches (src/http/conditional.ts). */
+  sharedCache: { sMaxAgeSeconds: number; staleWhileRevalidateSeconds: number };
   /** Bytes (estimated) of page trees and revision rows kept across requests (src/graphql/content.ts); 0 = off. */
   contentCacheBytes: number;
   /** Largest total of page bodies (bytes) in one answer listing every page with its content (REST listPages, GraphQL `allPages { markdown }`). */
@@ -285,6 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runWorker: e.RUN_WORKER,
     tokenCache: e.TOKEN_CACHE,
     structureCacheBytes: Math.round(e.STRUCTURE_CACHE_MB * 1024 * 1024),
+    sharedCache: { sMaxAgeSeconds: e.PUBLISHED_S_MAXAGE_SECONDS, staleWhileRevalidateSeconds: e.PUBLISHED_STALE_WHILE_REVALIDATE_SECONDS },
     contentCacheBytes: Math.round(e.CONTENT_CACHE_MB * 1024 * 1024),
     pageListBodiesMaxBytes: Math.round(e.PAGE_LIST_BODIES_MB * 1024 * 1024),
     limits: {

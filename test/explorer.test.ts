@@ -156,7 +156,8 @@ describe('introspection is public and reveals only the schema', () => {
       ['{ __typename ...F } fragment F on Query { viewer { user { email } } }'],
       ['{ ... on Query { __typename organization(id: "x") { id } } }'],
       ['{ __schema: viewer { user { id } } }'],
-      ['query A { __typename } query B { viewer { user { id } } }', 'A'],
+      // (Operation A alone, `__typename`, is a published read: it runs without a token, test/anonymous-reads.test.ts.)
+      ['query A { __typename } query B { viewer { user { id } } }', 'B'],
       ['mutation { __typename }'],
     ];
     for (const [query, operationName] of documents) {

@@ -451,8 +451,10 @@ export class Access {
    * (`noteSiteRead`), else organization members allowed `action`.
    */
   async canSeeSite(siteId: string | null, action: SiteAction = 'site:read'): Promise<boolean> {
-    if (!siteId || !this.viewer) return false;
+    if (!siteId) return false;
+    // A site this request read (an anonymous reader's too: its fields reload the row).
     if (action === 'site:read' && this.readSites.has(siteId)) return true;
+    if (!this.viewer) return false;
     const orgId = await this.siteOrgLoader.load(siteId);
     return orgId != null && (await this.canOrg(orgId, action));
   }

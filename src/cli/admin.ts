@@ -11,7 +11,8 @@ import { migrate } from '../db/migrate.ts';
 import { checkDatabase, errorLine, redactUrl } from '../db/check.ts';
 import { createPrisma, type Db } from '../db/client.ts';
 import { AppError } from '../lib/errors.ts';
-import { findOrCreateUser, createOrganizationWithAdmin, addMembership, createApiToken } from '../domain/users.ts';
+import { findOrCreateUser, createOrganizationWithAdmin, addMembership, createApiToken, requireTokenSites } from '../domain/users.ts';
+import { Access } from '../auth/access.ts';
 import { ROLES, isRole } from '../auth/roles.ts';
 import { recordEvent, type EventActor } from '../domain/events.ts';
 import { systemClock } from '../lib/clock.ts';
@@ -25,6 +26,8 @@ const USAGE = `Usage: npm run admin -- <command> [options]
   create-org   --title <title> --admin-email <email>     create an organization with that admin
   add-member   --org <org id> --email <email> --role <${ROLES.join('|')}|guest>
   create-token --email <email> [--label <label>]         issue an API token (prints only the token)
+               [--published [--site <site id>]...]       … limited to published reads (a front end's token),
+                                                         optionally to these sites (the user must read each as a member)
   list-orgs                                              id, title and member count of every organization
 
 Uses DATABASE_URL, else the embedded PostgreSQL in DATA_DIR (default ./.data/pg).`;
@@ -37,16 +40,18 @@ const OPTIONS = {
   org: { type: 'string' },
   role: { type: 'string' },
   label: { type: 'string' },
+  published: { type: 'boolean' },
+  site: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Options = Partial<Record<Exclude<keyof typeof OPTIONS, 'help'>, string>>;
+type Options = Partial<Record<Exclude<keyof typeof OPTIONS, 'help' | 'published' | 'site'>, string>> & { published?: boolean; site?: string[] };
 
 class UsageError extends Error {}
 /** A failure to explain in one line (no stack). */
 class CliError extends Error {}
 
-function required(opts: Options, name: keyof Options): string {
+function required(opts: Options, name: Exclude<keyof Options, 'published' | 'site'>): string {
   const v = opts[name]?.trim();
   if (!v) throw new UsageError(`--${name} is required`);
   return v;
@@ -104,7 +109,17 @@ const commands: Record<string, (db: Db, opts: Options) => Promise<string>> = {
 
   async 'create-token'(db, opts) {
     const user = await userByEmail(db, required(opts, 'email'));
-    const { token } = await db.$transaction((tx) => createApiToken(tx, user.id, opts.label?.trim() || 'CLI'));
+    if (opts.site?.length && !opts.published) throw new UsageError('--site needs --published');
+    // The sites are checked as the mutation checks them: each one the user reads as a member.
+    const sites = opts.site ?? [];
+    const siteIds = opts.published
+      ? await requireTokenSites({ access: new Access(db, { user, tokenId: 'cli' }) }, sites, 'site').catch((err: unknown) => {
+          const i = err instanceof AppError && err.code === 'NOT_FOUND' ? Number(err.field?.split('.')[1]) : NaN;
+          throw Number.isInteger(i) ? new AppError('NOT_FOUND', `No site ${sites[i]} that ${user.email} reads as a member (--site)`) : err;
+        })
+      : [];
+    const scope = opts.published ? ({ scope: 'published', siteIds } as const) : {};
+    const { token } = await db.$transaction((tx) => createApiToken(tx, user.id, opts.label?.trim() || 'CLI', undefined, undefined, scope));
     return token;
   },
 

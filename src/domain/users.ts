@@ -4,8 +4,8 @@ import { z } from 'zod';
 import type { Tx } from '../db/client.ts';
 import type { Role } from '../generated/prisma/enums.ts';
 import { newId } from '../lib/ids.ts';
-import { issueToken } from '../auth/tokens.ts';
-import { parseInput, badRequest, rateLimited } from '../lib/errors.ts';
+import { issueToken, type TokenScopeInput } from '../auth/tokens.ts';
+import { AppError, parseInput, badRequest, rateLimited } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
 import { lockUserTokens } from '../db/locks.ts';
 import { ROLES } from '../auth/roles.ts';
@@ -44,9 +44,30 @@ export async function addMembership(tx: Tx, organizationId: string, userId: stri
   return { member, created: true };
 }
 
-export async function createApiToken(tx: Tx, userId: string, label: string, plain?: string, createdAt?: Date) {
+export async function createApiToken(tx: Tx, userId: string, label: string, plain?: string, createdAt?: Date, scope: TokenScopeInput = {}) {
   if (label.length > 100) throw badRequest('label', 'at most 100 characters');
-  return issueToken(tx, userId, label || 'API token', plain, createdAt);
+  return issueToken(tx, userId, label || 'API token', plain, createdAt, scope);
+}
+
+/** Sites one `published` token may be limited to. */
+export const MAX_TOKEN_SITES = 100;
+
+/**
+ * The sites a `published`-scoped token is limited to, checked: each one a site `userId`'s caller
+ * may read as an organization member (`site:read`), else NOT_FOUND naming `<field>.N` (a site
+ * the caller cannot see and a missing one answer alike). Duplicates are dropped, order kept.
+ */
+export async function requireTokenSites(ctx: Pick<DomainContext, 'access'>, siteIds: readonly string[], field = 'siteIds'): Promise<string[]> {
+  if (siteIds.length > MAX_TOKEN_SITES) throw badRequest(field, `at most ${MAX_TOKEN_SITES} sites`);
+  const unique: string[] = [];
+  for (const [i, raw] of siteIds.entries()) {
+    const id = raw.trim();
+    if (!id || id.length > 64) throw badRequest(`${field}.${i}`, 'not a site id');
+    if (unique.includes(id)) continue;
+    if (!(await ctx.access.canSeeSite(id, 'site:read'))) throw new AppError('NOT_FOUND', `${field}.${i}: site not found`, `${field}.${i}`);
+    unique.push(id);
+  }
+  return unique;
 }
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -57,7 +78,7 @@ const HOUR_MS = 60 * 60 * 1000;
  * leaves the hour. Rate limits count a user's tokens together, so this bounds only how fast the
  * token table grows. One transaction, serialized per user, so concurrent calls cannot all pass.
  */
-export async function createOwnApiToken(ctx: DomainContext, label: string) {
+export async function createOwnApiToken(ctx: DomainContext, label: string, scope: TokenScopeInput = {}) {
   const userId = ctx.access.requireViewer().user.id;
   const limit = ctx.config.apiTokensPerHour;
   return transaction(ctx.prisma, async (tx) => {
@@ -73,7 +94,7 @@ export async function createOwnApiToken(ctx: DomainContext, label: string) {
       const retryAfter = (recent[0].createdAt.getTime() + HOUR_MS - now.getTime()) / 1000;
       throw rateLimited(`At most ${limit} API tokens may be created per hour; retry in ${Math.ceil(retryAfter)} s`, retryAfter);
     }
-    return createApiToken(tx, userId, label, undefined, now);
+    return createApiToken(tx, userId, label, undefined, now, scope);
   });
 }
 

@@ -1,8 +1,8 @@
 // Users, the viewer, and identity mutations beyond the seeds: createOrganization,
-// createApiToken, revokeApiToken.
+// createApiToken, createPublishedReadToken, revokeApiToken.
 import { builder } from './builder.ts';
 import { DeletePayload } from './common.ts';
-import { createOrganizationWithAdmin, createOwnApiToken, requireVisibleUser } from '../domain/users.ts';
+import { createOrganizationWithAdmin, createOwnApiToken, requireTokenSites, requireVisibleUser } from '../domain/users.ts';
 import { badRequest, notFound } from '../lib/errors.ts';
 
 export const UserRef = builder.prismaNode('User', {
@@ -37,6 +37,11 @@ export const ApiTokenRef = builder.prismaObject('ApiToken', {
     label: t.exposeString('label'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true }),
+    scope: t.string({
+      description: '`full` (everything its user may do) or `published` (published reads only, as a reader who is not a member: a front end’s token).',
+      resolve: (r) => r.scope,
+    }),
+    siteIds: t.exposeStringList('siteIds', { description: 'For a `published` token: the only sites it may read; empty: any published site it may open.' }),
   }),
 });
 
@@ -108,6 +113,34 @@ builder.mutationField('createApiToken', (t) =>
       ctx.access.requireViewer();
       if (!input.label.trim()) throw badRequest('input.label', 'must not be empty');
       const { token, record } = await createOwnApiToken(ctx, input.label.trim());
+      return { token, apiToken: record };
+    },
+  }),
+);
+
+builder.mutationField('createPublishedReadToken', (t) =>
+  t.field({
+    type: CreateApiTokenPayload,
+    description:
+      'Issue a token for a front end that renders published sites: it runs published reads only (`publishedSite`, `publishedContentByUrl`, `searchSite`; REST published routes) and reads as a reader who is not a member (no unpublished site, no conditioned content), whatever its user may do; anything else is FORBIDDEN. `siteIds` limits it to sites you may read as a member (NOT_FOUND naming `input.siteIds.N` otherwise); omitted or empty: any published site. Counts against `API_TOKENS_PER_HOUR`. Revoke it with revokeApiToken. No REST twin.',
+    args: {
+      input: t.arg({
+        type: builder.inputType('CreatePublishedReadTokenInput', {
+          description: 'The published-read token to issue.',
+          fields: (f) => ({
+            label: f.string({ required: true, description: 'A name to recognise the token by; not empty.' }),
+            siteIds: f.idList({ required: false, description: 'The only sites it may read (at most 100); each one you may read as a member.' }),
+          }),
+        }),
+        required: true,
+        description: 'The token to issue.',
+      }),
+    },
+    resolve: async (_r, { input }, ctx) => {
+      ctx.access.requireViewer();
+      if (!input.label.trim()) throw badRequest('input.label', 'must not be empty');
+      const siteIds = await requireTokenSites(ctx, (input.siteIds ?? []).map(String), 'input.siteIds');
+      const { token, record } = await createOwnApiToken(ctx, input.label.trim(), { scope: 'published', siteIds });
       return { token, apiToken: record };
     },
   }),

@@ -8,6 +8,12 @@
 // - The answer depends on the caller's token, so it is `Cache-Control: private, no-cache` (a
 //   browser may keep it, must revalidate before each use; no shared cache stores it) and
 //   `Vary: Authorization` (plus `Accept-Encoding` from compression, `Origin` from cors.ts).
+// - Except the answers a shared cache may keep (docs/decisions.md, "Audiences: the edge, scoped
+//   tokens and shared caches"): an anonymous reader's GET of a public or unlisted published site
+//   (the published cache, or a REST published read, says so) is `public, max-age=0, s-maxage=N,
+//   stale-while-revalidate=M`, with a `Surrogate-Key` naming the site and every space and revision
+//   id in the answer, and `Vary` without Authorization (the answer is the same for every caller
+//   without a visitor token: `X-Visitor-Token` is in Vary instead).
 // - Nothing else gets a tag: other methods, statuses other than 200, GraphQL results with errors.
 //   The server still runs the request to compute the tag: a 304 saves the transfer (and the
 //   client's parse), not the database work.
@@ -17,6 +23,45 @@ import type { Plugin } from 'graphql-yoga';
 import { appendVary, mergeVary, sendJsonBytes } from './compression.ts';
 
 export const PRIVATE_CACHE_CONTROL = 'private, no-cache';
+
+/** How long shared caches keep an anonymous published answer (config `sharedCache`). */
+export type SharedCaching = { sMaxAgeSeconds: number; staleWhileRevalidateSeconds: number };
+
+export const sharedCacheControl = (c: SharedCaching) => `public, max-age=0, s-maxage=${c.sMaxAgeSeconds}, stale-while-revalidate=${c.staleWhileRevalidateSeconds}`;
+
+/** Space and revision ids as the API spells them (src/lib/ids.ts: a prefix and 22 base62 characters), whole JSON strings. */
+const ANSWER_IDS = /"((?:space|rev)_[0-9A-Za-z]{22})"/g;
+/** Above this many keys only the site's is sent (purging the site purges every answer of it anyway). */
+export const MAX_SURROGATE_KEYS = 256;
+
+/**
+ * The `Surrogate-Key` of an answer: the site, then each space and revision id found in its JSON,
+ * once each, in order of appearance. Read from the serialized answer, so a field's alias, a cache
+ * hit and a REST shape all give the same keys without the resolvers reporting what they loaded.
+ */
+export function surrogateKeysOf(siteId: string, json: string): string {
+  const keys = new Set<string>([siteId]);
+  for (const m of json.matchAll(ANSWER_IDS)) {
+    keys.add(m[1]);
+    if (keys.size > MAX_SURROGATE_KEYS) return siteId;
+  }
+  return [...keys].join(' ');
+}
+
+/** What a shared-cacheable answer needs: the site it reads and how long to keep it. */
+export type SharedAnswer = { siteId: string; caching: SharedCaching };
+
+/** The cache headers of a tagged answer: shared (an anonymous published read) or private. */
+function cacheHeaders(json: () => string, shared: SharedAnswer | undefined, set: (name: string, value: string) => void, vary: (values: string[]) => void) {
+  if (shared) {
+    set('Cache-Control', sharedCacheControl(shared.caching));
+    set('Surrogate-Key', surrogateKeysOf(shared.siteId, json()));
+    vary(['Accept-Encoding', 'X-Visitor-Token']);
+  } else {
+    set('Cache-Control', PRIVATE_CACHE_CONTROL);
+    vary(['Authorization', 'Accept-Encoding']);
+  }
+}
 
 /** The weak entity tag of a body. */
 export function etagOf(body: Uint8Array): string {
@@ -38,12 +83,12 @@ export function ifNoneMatchMatches(header: string | null | undefined, etag: stri
 /**
  * REST: a GET/HEAD 200 with a JSON body, with its validator; a 304 when `If-None-Match` matches.
  */
-export async function sendJsonWithEtag(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): Promise<void> {
-  const raw = Buffer.from(JSON.stringify(body), 'utf8');
+export async function sendJsonWithEtag(req: http.IncomingMessage, res: http.ServerResponse, body: unknown, shared?: SharedAnswer): Promise<void> {
+  const json = JSON.stringify(body);
+  const raw = Buffer.from(json, 'utf8');
   const etag = etagOf(raw);
   res.setHeader('ETag', etag);
-  res.setHeader('Cache-Control', PRIVATE_CACHE_CONTROL);
-  appendVary(res, 'Authorization', 'Accept-Encoding');
+  cacheHeaders(() => json, shared, (k, v) => res.setHeader(k, v), (values) => appendVary(res, ...values));
   if (ifNoneMatchMatches(req.headers['if-none-match'], etag)) {
     res.statusCode = 304;
     return void res.end();
@@ -56,7 +101,7 @@ export async function sendJsonWithEtag(req: http.IncomingMessage, res: http.Serv
  * holds it. Place it before `useResponseCompression` so it sees the uncompressed bytes (and a
  * 304, having no body, is left alone by compression).
  */
-export function useConditionalGet(): Plugin {
+export function useConditionalGet(sharedAnswerOf: (request: Request) => SharedAnswer | undefined = () => undefined): Plugin {
   const failed = new WeakSet<Request>();
   return {
     onResultProcess({ request, result }) {
@@ -72,8 +117,7 @@ export function useConditionalGet(): Plugin {
       const etag = etagOf(bytes);
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('etag', etag);
-      headers.set('cache-control', PRIVATE_CACHE_CONTROL);
-      headers.set('vary', mergeVary(headers.get('vary'), ['Authorization', 'Accept-Encoding']));
+      cacheHeaders(() => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), sharedAnswerOf(request), (k, v) => headers.set(k, v), (values) => headers.set('vary', mergeVary(headers.get('vary'), values)));
       if (ifNoneMatchMatches(request.headers.get('if-none-match'), etag)) {
         headers.delete('content-length');
         headers.delete('content-type');

@@ -17,7 +17,12 @@
 //   as the uncached `siteReader`, in one statement that also reads the version. A revoked token, a
 //   removed member, an unpublished site or a deactivated share key stops hits at once. A refusal
 //   falls through to normal execution, which answers the error.
-// - Visitor claims, share keys and the organization are arguments, so they are in the key.
+// - Visitor claims, share keys and the organization are arguments, so they are in the key; the
+//   reader's audience (`audienceKey`: member or not, the valid share key, the claims) is too.
+// - Readers without a token are gated like any other (the gate takes a null viewer). An anonymous
+//   GET whose reader is `sharedCacheable` is remembered for conditional.ts, which then answers
+//   `Cache-Control: public` with a Surrogate-Key instead of `private` (docs/decisions.md,
+//   "Audiences: the edge, scoped tokens and shared caches").
 //
 // Bounded by bytes (issue 20): the key is a sha256 digest of the site, its version, the canonical
 // operation (printed, so whitespace and comments do not count) and the canonical variables (the
@@ -44,7 +49,8 @@ import { stringify as canonicalJson } from 'safe-stable-stringify';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../graphql/context.ts';
 import { claimsExcess } from '../domain/site-order.ts';
-import { audienceKey } from '../auth/audience.ts';
+import { audienceKey, sharedCacheable } from '../auth/audience.ts';
+import type { SharedAnswer, SharedCaching } from './conditional.ts';
 
 /** Fields a cached document may read, per type: each is derived from rows the structure version covers. */
 export const CACHEABLE_FIELDS: Record<string, readonly string[]> = {
@@ -90,18 +96,26 @@ export type PublishedCache = {
   keys(): string[];
   /** Turn serving and storing on or off at run time (the benchmark measures both; off also clears). */
   setEnabled(on: boolean): void;
+  /**
+   * For conditional.ts: the request's answer may be kept by shared caches (an anonymous reader
+   * without claims, GET, of a public or unlisted published site: `sharedCacheable`), and of which site.
+   */
+  sharedAnswerOf(request: Request): SharedAnswer | undefined;
 };
 
 /**
  * The yoga plugin. `maxBytes` bounds the stored keys and responses (UTF-16 length × 2, plus a
  * small overhead per entry); 0 disables it.
  */
-export function createPublishedCache(opts: { maxBytes: number }): PublishedCache {
+export function createPublishedCache(opts: { maxBytes: number; sharedCaching?: SharedCaching }): PublishedCache {
   const stats: PublishedCacheStats = { hits: 0, misses: 0, stores: 0, bypassed: 0 };
   const maxSize = Math.max(opts.maxBytes, 1);
   const stored = new LRUCache<string, string>({ maxSize, sizeCalculation: (value, key) => ENTRY_OVERHEAD + (key.length + value.length) * 2 });
   const plans = new WeakMap<DocumentNode, Map<string, Plan | null>>();
   let enabled = opts.maxBytes > 0;
+  const sharedCaching = opts.sharedCaching ?? DEFAULT_SHARED_CACHING;
+  /** Requests whose answer a shared cache may keep → the site read. */
+  const sharedSites = new WeakMap<Request, string>();
 
   function planOf(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Plan | null {
     let byOperation = plans.get(document);
@@ -113,10 +127,13 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
 
   const plugin: Plugin<Context> = {
     async onExecute({ args, setResultAndStopExecution }) {
-      if (!enabled) return;
+      const ctx = args.contextValue as Context & { request?: Request };
+      // An anonymous GET is gated even with the store off: the gate decides its shared-cache headers.
+      const request = ctx.request;
+      const anonymousGet = request !== undefined && request.method === 'GET' && !ctx.viewer;
+      if (!enabled && !anonymousGet) return;
       const plan = planOf(args.schema, args.document, args.operationName);
       if (!plan) return;
-      const ctx = args.contextValue as Context;
       const variables = (args.variableValues ?? {}) as Record<string, unknown>;
       let rootArgs: Record<string, unknown>;
       try {
@@ -143,6 +160,10 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
         stats.bypassed++;
         return;
       }
+      // The anonymous reader (no token, no share key, no visitor token, no claims) opens public and
+      // unlisted published sites only (audience.ts): its answer is every such caller's.
+      if (anonymousGet && sharedCacheable(gate.reader)) sharedSites.set(request, siteId);
+      if (!enabled) return;
       // The reader's audience is in the key: one reader's answer never reaches a reader with other rights.
       const key = cacheKey(siteId, gate.version, plan, args.operationName, variables, audienceKey(gate.reader));
       const hit = stored.get(key);
@@ -170,12 +191,19 @@ export function createPublishedCache(opts: { maxBytes: number }): PublishedCache
     clear: () => stored.clear(),
     size: () => ({ bytes: stored.calculatedSize, entries: stored.size, maxBytes: maxSize }),
     keys: () => [...stored.keys()],
+    sharedAnswerOf(request) {
+      const siteId = sharedSites.get(request);
+      return siteId === undefined ? undefined : { siteId, caching: sharedCaching };
+    },
     setEnabled(on) {
       enabled = on && opts.maxBytes > 0;
       if (!enabled) stored.clear();
     },
   };
 }
+
+/** The defaults of PUBLISHED_S_MAXAGE_SECONDS and PUBLISHED_STALE_WHILE_REVALIDATE_SECONDS. */
+export const DEFAULT_SHARED_CACHING: SharedCaching = { sMaxAgeSeconds: 60, staleWhileRevalidateSeconds: 300 };
 
 /** Bytes an entry costs beyond its strings (the LRU's own node, roughly). */
 const ENTRY_OVERHEAD = 128;

@@ -7,7 +7,8 @@
 //   (the one @pothos/plugin-complexity enforces) at COMPLEXITY_PER_POINT per point, at least 1,
 //   charged after validation and before execution. A GraphQL request that fails before execution
 //   (parse or validation error, 401) costs 1. An introspection-only query costs INTROSPECTION_COST
-//   (its answer is the whole schema), to the user or, without a token, to the client IP. /sso
+//   (its answer is the whole schema), to the user or, without a token, to the client IP. A
+//   published read without a token (server.ts) costs its complexity to the client IP. /sso
 //   requests (anonymous by nature) cost 1 to the client IP. The explorer page and its assets are
 //   free, as are /healthz, /readyz and /files (a published page's images would spend an
 //   address's budget).
@@ -31,6 +32,7 @@ import type { Context } from '../graphql/context.ts';
 import { GRAPHQL_LIMITS } from '../graphql/builder.ts';
 import { errorBody } from '../lib/errors.ts';
 import { sendJson } from './compression.ts';
+import { documentIsIntrospectionOnly } from './explorer.ts';
 
 /** A GraphQL request costs ceil(complexity / COMPLEXITY_PER_POINT) points, at least 1. */
 export const COMPLEXITY_PER_POINT = 100;
@@ -294,9 +296,10 @@ export class RateLimits {
         const state = ctx.req && this.states.get(ctx.req);
         if (!state || state.done) return;
         state.done = true;
-        // The context has no viewer only for an introspection-only query (server.ts): a fixed
-        // cost, to the token's user or to the client IP.
-        const introspection = !ctx.viewer;
+        // The context has no viewer for an introspection-only query (server.ts): a fixed cost, to
+        // the token's user or to the client IP; and for an anonymous published read: its cost,
+        // like every query, to the client IP.
+        const introspection = !ctx.viewer && documentIsIntrospectionOnly(args.document);
         const cost = introspection ? INTROSPECTION_COST : graphqlCost(args.document, args.operationName, args.variableValues as Record<string, unknown>, ctx, args.schema);
         const c = await this.charge(ctx.viewer ? { kind: 'user', id: ctx.viewer.user.id } : await this.keyOf(ctx.req!, state.viewer), cost);
         this.setHeaders(state.res, c);

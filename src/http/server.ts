@@ -2,7 +2,7 @@
 // downloads, health probes. Authentication happens here, once per request, for both APIs.
 import http from 'node:http';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, Kind, parse, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import type { Config } from '../config.ts';
@@ -12,6 +12,7 @@ import { AppError, ERROR_CODES, RETRY_AFTER_HEADER, RETRY_AFTER_SECONDS, errorBo
 import { bearerToken, userForToken } from '../auth/tokens.ts';
 import type { TokenCache } from '../auth/token-cache.ts';
 import type { Viewer } from '../auth/access.ts';
+import { PUBLISHED_READ_ROOT_FIELDS, sharedCacheable } from '../auth/audience.ts';
 import { createContext, type Context } from '../graphql/context.ts';
 import { RestRouter } from '../rest/router.ts';
 import { OPENAPI_PATH, buildOpenApiDocument, serveOpenApiDocument } from '../rest/openapi-document.ts';
@@ -22,7 +23,7 @@ import { createPublishedCache } from './published-cache.ts';
 import { LRUCache } from 'lru-cache';
 import { mergeVary, sendJson, useResponseCompression } from './compression.ts';
 import { createCors } from './cors.ts';
-import { sendJsonWithEtag, useConditionalGet } from './conditional.ts';
+import { sendJsonWithEtag, useConditionalGet, type SharedAnswer } from './conditional.ts';
 import { TRUSTED_DOCUMENTS_PATH, TRUSTED_DOCUMENT_ERROR_CODES, loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.ts';
 import { ANONYMOUS_MAX_BODY_BYTES, BodyBudget, LINGER_MS, RequestRejected, lingerOnUnreadBody, requireJsonDepth, parseRequestTarget, readBody, type BodyLimits, type ReadOptions, type RequestTarget } from './limits.ts';
 import { CleanStringLiteralsRule, FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
@@ -35,6 +36,8 @@ import { currentRequest, toPublicError } from './request-context.ts';
 import { liveRequestFor, useLiveEventStream } from './live-sse.ts';
 
 const UNAUTHENTICATED_MESSAGE = unauthenticated().message;
+/** A `published`-scoped token asked for something else than a published read (403). */
+export const PUBLISHED_ONLY_MESSAGE = 'this token may only read published content';
 
 export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache; obs: Observability; rateLimits?: RateLimits };
 
@@ -52,7 +55,7 @@ export function createHttpServer(deps: AppDeps) {
   };
   // The client a body's bytes are charged to: its IP, as the rate limiter reads it (TRUST_PROXY).
   const read = (req: http.IncomingMessage, opts: Omit<ReadOptions, 'client'> = {}) => readBody(req, bodyLimits, { ...opts, client: clientIp(req, deps.config.rateLimit.trustProxy) });
-  const publishedCache = createPublishedCache({ maxBytes: deps.config.structureCacheBytes });
+  const publishedCache = createPublishedCache({ maxBytes: deps.config.structureCacheBytes, sharedCaching: deps.config.sharedCache });
   const documentCaches = createDocumentCaches();
   const introspectionCache = useIntrospectionCache();
   // HTTP conventions: one CORS policy for every route (cors.ts), trusted documents (trusted-documents.ts).
@@ -96,10 +99,20 @@ export function createHttpServer(deps: AppDeps) {
       // Introspection alone reads only the schema: public, so the Docs pane needs no token.
       if (isIntrospectionOnly(params.query, limits.graphqlMaxTokens)) return makeContext(null, 'graphql');
       const viewer = await viewerFor(req);
+      // Published reads (every root field in PUBLISHED_READ_ROOT_FIELDS) run without a token, as
+      // the anonymous reader; a `published`-scoped token runs nothing else (docs/decisions.md,
+      // "Audiences: the edge, scoped tokens and shared caches").
+      const publishedRead = () => isPublishedReadQuery(params.query, params.operationName, limits.graphqlMaxTokens);
       if (!viewer) {
+        // Without credentials only: a token that does not work (revoked, unknown) stays a 401,
+        // so its holder learns it rather than silently reading as the anonymous reader.
+        if (req.headers.authorization === undefined && publishedRead()) return makeContext(null, 'graphql', req);
         throw new GraphQLError('A valid API token is required (Authorization: Bearer <token>)', {
           extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } },
         });
+      }
+      if (viewer.scope && !publishedRead()) {
+        throw new GraphQLError(PUBLISHED_ONLY_MESSAGE, { extensions: { code: 'FORBIDDEN', http: { status: 403 } } });
       }
       // Live updates: Last-Event-ID, a token re-check, and who holds the stream (its caps) for subscriptions (live-sse.ts).
       const token = bearerToken(req.headers.authorization)!;
@@ -124,7 +137,7 @@ export function createHttpServer(deps: AppDeps) {
       publishedCache.plugin,
       introspectionCache,
       // ETag / 304 on the uncompressed answer, so before compression.
-      useConditionalGet(),
+      useConditionalGet((request) => publishedCache.sharedAnswerOf(request)),
       useResponseCompression(),
       // Subscriptions as event streams with `id:` lines and keep-alives (live-sse.ts).
       useLiveEventStream({ keepAliveMs: deps.config.live.keepAliveMs }),
@@ -143,6 +156,10 @@ export function createHttpServer(deps: AppDeps) {
   // The OpenAPI document of /v1, generated from the route table at start-up; public (it
   // describes the API, not data), so it is served before authentication.
   const openApiDocument = buildOpenApiDocument(deps.rest.routes);
+  // A route marked `published` runs without a token: its document must be a published read.
+  for (const route of deps.rest.routes) {
+    if (route.published && !isPublishedRead(parse(route.document), undefined)) throw new Error(`REST route ${route.method} ${route.path} is marked published but its document reads more than published content`);
+  }
 
   async function handleRest(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget) {
     if (target.pathname === OPENAPI_PATH) return serveOpenApiDocument(req, res, openApiDocument);
@@ -156,25 +173,44 @@ export function createHttpServer(deps: AppDeps) {
       }
       return sendJson(res, 404, errorBody(404, match.notFound ?? `No route ${method} ${target.pathname}`));
     }
-    // Every /v1 route needs a token: checked before a byte of the body is read or held.
+    // Every /v1 route but the published reads needs a token: checked before a byte of the body is
+    // read or held. A token that does not work is a 401 on every route (published reads run
+    // without credentials, not with bad ones). A `published`-scoped token runs the published reads only.
     const viewer = await viewerFor(req);
-    if (!viewer) return sendJson(res, 401, errorBody(401, UNAUTHENTICATED_MESSAGE));
+    if (!viewer && (!match.route.published || req.headers.authorization !== undefined)) return sendJson(res, 401, errorBody(401, UNAUTHENTICATED_MESSAGE));
+    if (viewer?.scope && !match.route.published) return sendJson(res, 403, errorBody(403, PUBLISHED_ONLY_MESSAGE));
     const { body, release } = await read(req);
     try {
       const raw = body.toString('utf8');
       if (match.route.body && body.length > 0) requireJsonContentType(req.headers['content-type']);
       if (match.route.body) requireJsonDepth(raw, limits.maxJsonDepth);
-      const out = await deps.rest.handle(match.route, match.params ?? {}, target.searchParams, raw, makeContext(viewer, 'rest', req));
+      const ctx = makeContext(viewer, 'rest', req);
+      const out = await deps.rest.handle(match.route, match.params ?? {}, target.searchParams, raw, ctx);
       for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
       if (out.body === undefined) {
         res.statusCode = out.status;
         return res.end();
       }
-      if (out.status === 200 && (method === 'GET' || method === 'HEAD')) return await sendJsonWithEtag(req, res, out.body);
+      if (out.status === 200 && (method === 'GET' || method === 'HEAD')) {
+        const shared = !viewer && match.route.published ? await sharedRestAnswer(ctx, match.params ?? {}, target.searchParams.get('shareKey')) : undefined;
+        return await sendJsonWithEtag(req, res, out.body, shared);
+      }
       return await sendJson(res, out.status, out.body);
     } finally {
       release();
     }
+  }
+
+  /**
+   * An anonymous REST published read of a site a shared cache may keep (the same rule as the
+   * published cache's GraphQL answers: `sharedCacheable`), decided by the published gate again —
+   * one statement, only for anonymous GETs that succeeded.
+   */
+  async function sharedRestAnswer(ctx: Context, params: Record<string, string>, shareKey: string | null): Promise<SharedAnswer | undefined> {
+    const siteId = params.siteId;
+    if (!siteId) return undefined;
+    const gate = await ctx.access.publishedSiteGate(siteId, { organizationId: params.organizationId, shareKey, visitorToken: ctx.visitorToken ?? null, now: ctx.clock.now() });
+    return gate && sharedCacheable(gate.reader) ? { siteId, caching: deps.config.sharedCache } : undefined;
   }
 
   /** GraphQL's 401 (or the 429 of a client over its budget), answered without reading the body. */
@@ -224,10 +260,11 @@ export function createHttpServer(deps: AppDeps) {
       // HEAD is a GET without the body (node drops the body of a HEAD response by itself).
       return await writeFetchResponse(res, await yoga.handleRequest(fetchRequest('GET'), { req }));
     }
-    // The token before the body. Without a valid one only an introspection query can succeed
-    // (the context decides; GraphiQL's Docs pane sends no token, or a stale one): the body is
-    // read under a small cap, and one declared or sent beyond it is the 401 it would end in
-    // anyway — answered without holding its bytes.
+    // The token before the body. Without a valid one only an introspection query or (without any
+    // Authorization header) a published read can succeed (the context decides; GraphiQL's Docs
+    // pane sends no token, or a stale one): the body is read under a small cap (a published read
+    // is a few KiB), and one declared or sent beyond it is the 401 it would end in anyway —
+    // answered without holding its bytes.
     let anonymous: boolean;
     try {
       anonymous = !(await viewerFor(req));
@@ -325,6 +362,45 @@ export function createHttpServer(deps: AppDeps) {
     socket.end(`HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${id}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   return Object.assign(server, { publishedCache, documentCaches, introspectionCache, bodyBudget: bodyLimits.budget });
+}
+
+/**
+ * Whether the operation that runs (`operationName`, else the only one) is a published read: a
+ * query whose every root field — through fragments spread or inlined on the root, aliases
+ * allowed — is in PUBLISHED_READ_ROOT_FIELDS (src/auth/audience.ts). By name: a field the schema
+ * lacks fails validation anyway. Mutations and subscriptions never are.
+ */
+export function isPublishedRead(document: DocumentNode, operationName: string | null | undefined): boolean {
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
+  if (!operation || operation.operation !== 'query') return false;
+  const fragments = new Map<string, SelectionSetNode>();
+  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def.selectionSet);
+  const seen = new Set<string>();
+  let fields = 0;
+  const only = (set: SelectionSetNode): boolean =>
+    set.selections.every((s) => {
+      if (s.kind === Kind.FIELD) return fields++, PUBLISHED_READ_ROOT_FIELDS.has(s.name.value);
+      if (s.kind === Kind.INLINE_FRAGMENT) return only(s.selectionSet);
+      const name = s.name.value;
+      if (seen.has(name)) return true;
+      seen.add(name);
+      const fragment = fragments.get(name);
+      return fragment !== undefined && only(fragment);
+    });
+  return only(operation.selectionSet) && fields > 0;
+}
+
+/** The same on a request's text (parsed under the token bound; unparsable: not a published read). */
+function isPublishedReadQuery(query: unknown, operationName: string | null | undefined, maxTokens: number): boolean {
+  if (typeof query !== 'string') return false;
+  let document: DocumentNode;
+  try {
+    document = parse(query, { noLocation: true, maxTokens });
+  } catch {
+    return false;
+  }
+  return isPublishedRead(document, operationName);
 }
 
 /**

@@ -164,6 +164,7 @@ export const routes: RestRoute[] = [
   {
     method: 'GET',
     path: `${SITE}/structure`,
+    published: true,
     query: z.strictObject(shareKeyQuery),
     document: `query($id: ID!, $org: ID!, $shareKey: String) { publishedSite(siteId: $id, organizationId: $org, shareKey: $shareKey) { id ${STRUCTURE_FIELDS} } }`,
     variables: ({ params, query }) => ({ id: params.siteId, org: params.organizationId, shareKey: query.shareKey ?? null }),
@@ -182,6 +183,7 @@ export const routes: RestRoute[] = [
   {
     method: 'GET',
     path: `${SITE}/sections`,
+    published: true,
     query: z.strictObject({ ...listQueryShape, ...shareKeyQuery }),
     document: `query($id: ID!, $org: ID!, $shareKey: String, $first: Int, $after: String) {
       publishedSite(siteId: $id, organizationId: $org, shareKey: $shareKey) {
@@ -278,6 +280,7 @@ export const routes: RestRoute[] = [
   {
     method: 'GET',
     path: `${SITE}/site-spaces`,
+    published: true,
     query: z.strictObject({ ...listQueryShape, ...shareKeyQuery, default: q.bool() }),
     document: `query($id: ID!, $org: ID!, $shareKey: String, $first: Int, $after: String, $default: Boolean) {
       publishedSite(siteId: $id, organizationId: $org, shareKey: $shareKey) {

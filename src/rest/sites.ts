@@ -186,6 +186,7 @@ export const routes: RestRoute[] = [
   {
     method: 'GET',
     path: `${SITE}/published`,
+    published: true,
     query: z.strictObject(shareKeyQuery),
     document: `query($id: ID!, $org: ID!, $shareKey: String) {
       publishedSite(siteId: $id, organizationId: $org, shareKey: $shareKey) { ${SITE_FIELDS} ${STRUCTURE_FIELDS} } }`,
