@@ -34,6 +34,7 @@ import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { REQUEST_ID_HEADER, noteViewer, type Observability } from './observability.ts';
 import { currentRequest, toPublicError } from './request-context.ts';
 import { liveRequestFor, useLiveEventStream } from './live-sse.ts';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 
 const UNAUTHENTICATED_MESSAGE = unauthenticated().message;
 /** A `published`-scoped token asked for something else than a published read (403). */
@@ -130,6 +131,7 @@ export function createHttpServer(deps: AppDeps) {
       maxTokensPlugin({ n: limits.graphqlMaxTokens }),
       maxAliasesPlugin({ n: limits.graphqlMaxAliases, allowList: [] }),
       maxDirectivesPlugin({ n: limits.graphqlMaxDirectives }),
+      useDeferStream(), // @defer / @stream as multipart/mixed (docs/decisions.md, "Front-end clients: incremental delivery…")
       useCleanStrings(),
       useErrorStatus(),
       // Charged before the cache decides: a hit costs the caller what the query costs.
