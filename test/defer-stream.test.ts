@@ -162,12 +162,9 @@ describe('@defer: the navigation first, the page trees after', () => {
     expect(log[0].body).toContain('Guides');
   });
 
-  // KNOWN GAP (reported to the lead): live-sse.ts writes every streamed result through its
-  // `stringifyResult`, which keeps `data`, `errors` and `extensions` only, so the SSE transport
-  // drops `incremental`/`hasNext` and a client gets `data: {}` for each deferred part. The fix is
-  // in live-sse.ts (another helper's file): pass those keys through. `it.fails` turns green when it
-  // is fixed, so whoever fixes it flips this to `it`.
-  it.fails('over SSE, the deferred parts merge to the same data as the plain query', async () => {
+  // urql's default Accept lists text/event-stream first: the SSE transport (live-sse.ts) carries the
+  // incremental parts (`incremental`, `hasNext`) as well as plain results.
+  it('over SSE, the deferred parts merge to the same data as the plain query', async () => {
     // A recording fetch reads the whole body first, so urql's abort on unsubscribe has nothing left to cut.
     const seen = await results(client(t.token, recordingFetch([]), null), DEFERRED, { siteId });
     expect(seen.at(-1)!.data).toEqual((await t.gql(PLAIN, { siteId })).data);

@@ -33,9 +33,11 @@ function isAsyncIterable(x: unknown): x is AsyncIterable<unknown> {
 }
 
 /** The JSON of one result without yoga's internal `http` extensions. */
-function stringifyResult(result: { data?: unknown; errors?: readonly unknown[]; extensions?: Record<string, unknown> }) {
+function stringifyResult(result: { data?: unknown; errors?: readonly unknown[]; extensions?: Record<string, unknown>; incremental?: unknown; hasNext?: boolean; pending?: unknown; completed?: unknown }) {
   const out: Record<string, unknown> = {};
   if (result.data !== undefined) out.data = result.data;
+  // Incremental delivery (@defer/@stream over SSE): the later parts are `incremental` payloads.
+  for (const key of ['incremental', 'pending', 'completed', 'hasNext'] as const) if (result[key] !== undefined) out[key] = result[key];
   if (result.errors?.length) {
     out.errors = result.errors.map((e) => {
       const json = e instanceof GraphQLError ? e.toJSON() : (e as Record<string, unknown>);
