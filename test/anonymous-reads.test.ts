@@ -117,7 +117,7 @@ describe('anonymous GraphQL', () => {
     expect(sectionTitles(beta)).toEqual(['Docs', 'Beta']);
     const asserted = await gql(SITE_QUERY, { siteId, visitor: { claims: { isEnterprise: true } } });
     expect(asserted.json.errors[0].extensions.code).toBe('BAD_REQUEST');
-    expect(asserted.json.data).toBeNull();
+    expect(asserted.json.data).toEqual({ publishedSite: null });
   });
 
   it('answers NOT_FOUND for an unpublished, share-link (without its key) or visitor-auth site, and opens the share-link site with its key', async () => {

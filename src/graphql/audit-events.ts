@@ -133,6 +133,7 @@ builder.prismaObjectField('Organization', 'auditEvents', (t) =>
 builder.queryFields((t) => ({
   auditEvent: t.prismaField({
     type: AuditEventRef,
+    nullable: true,
     description: 'One event of an organization’s audit log (organization admins only). REST: GET /v1/orgs/{organizationId}/audit-events/{auditEventId}.',
     args: {
       organizationId: t.arg.id({ required: true, description: 'Organization (`org_…`).' }),

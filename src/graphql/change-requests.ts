@@ -196,6 +196,7 @@ builder.prismaObjectField('Space', 'changeRequestList', (t) =>
 builder.queryField('changeRequest', (t) =>
   t.prismaField({
     type: 'ChangeRequest',
+    nullable: true,
     description: 'A change request by id or by its number in the space (read role on the space). REST: GET /v1/spaces/{spaceId}/change-requests/{changeRequestId}.',
     args: {
       spaceId: t.arg.id({ required: true, description: 'Space (`space_…`).' }),

@@ -163,6 +163,7 @@ builder.prismaObjectField('Organization', 'spaces', (t) =>
 builder.queryField('collection', (t) =>
   t.prismaField({
     type: 'Collection',
+    nullable: true,
     description: 'A collection you may see (NOT_FOUND otherwise). REST: GET /v1/collections/{collectionId}.',
     args: { id: t.arg.id({ required: true, description: 'Collection id (`col_…`).' }) },
     resolve: async (query, _r, { id }, ctx) => {

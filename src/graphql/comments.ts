@@ -350,6 +350,7 @@ builder.queryFields((t) => ({
   }),
   comment: t.prismaField({
     type: CommentRef,
+    nullable: true,
     description: 'One comment thread (read role on the space). REST: GET /v1/spaces/{spaceId}/comments/{commentId} (and under …/change-requests/{changeRequestId}).',
     args: { ...scopeArgs(t), id: t.arg.id({ required: true, description: 'Comment id (`cmt_…`).' }) },
     resolve: async (query, _r, args, ctx) => {
@@ -360,6 +361,7 @@ builder.queryFields((t) => ({
   }),
   commentReply: t.prismaField({
     type: CommentReplyRef,
+    nullable: true,
     description: 'One reply of a thread (read role on the space). REST: GET /v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId} (and under …/change-requests/{changeRequestId}).',
     args: {
       ...scopeArgs(t),

@@ -857,6 +857,7 @@ export const ImportJobRef = builder.prismaNode('ImportJob', {
 builder.queryField('importJob', (t) =>
   t.prismaField({
     type: 'ImportJob',
+    nullable: true,
     description: 'An import job of a space you may edit; poll it until `complete` or `failed`. REST: GET /v1/org/{organizationId}/imports/{importRunId}.',
     args: { id: t.arg.id({ required: true, description: 'Import job id (`imp_…`).' }) },
     resolve: async (query, _r, { id }, ctx) => {

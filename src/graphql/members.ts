@@ -154,6 +154,7 @@ builder.queryFields((t) => ({
   }),
   member: t.prismaField({
     type: 'Member',
+    nullable: true,
     description: 'A member of an organization, by user id (guests may read only themselves). REST: GET /v1/orgs/{organizationId}/members/{userId}.',
     args: {
       organizationId: t.arg.id({ required: true, description: 'Organization (`org_…`).' }),

@@ -157,6 +157,7 @@ builder.prismaObjectField('Organization', 'openApiSpecs', (t) =>
 builder.queryFields((t) => ({
   openApiSpec: t.prismaField({
     type: 'OpenApiSpec',
+    nullable: true,
     description: 'A specification by slug (members with a role). REST: GET /v1/orgs/{organizationId}/openapi/{specSlug}.',
     args: {
       organizationId: t.arg.id({ required: true, description: 'Organization (`org_…`).' }),
@@ -169,6 +170,7 @@ builder.queryFields((t) => ({
   }),
   openApiSpecVersion: t.prismaField({
     type: 'OpenApiSpecVersion',
+    nullable: true,
     description: 'A version of a specification; `versionId` may be `latest` (members with a role). REST: GET /v1/orgs/{organizationId}/openapi/{specSlug}/versions/{versionId} (and …/content).',
     args: {
       organizationId: t.arg.id({ required: true, description: 'Organization (`org_…`).' }),

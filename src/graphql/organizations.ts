@@ -116,6 +116,7 @@ builder.objectField(Viewer, 'organizations', (t) =>
 builder.queryFields((t) => ({
   organization: t.prismaField({
     type: 'Organization',
+    nullable: true,
     description: 'An organization you are a member of (NOT_FOUND otherwise). REST: GET /v1/orgs/{organizationId}.',
     args: { id: t.arg.id({ required: true, description: 'Organization id (`org_…`).' }) },
     resolve: async (query, _r, { id }, ctx) => {

@@ -56,6 +56,7 @@ function scopeParts(e: Pick<PdfExport, 'scope'>) {
 builder.queryField('pdfExport', (t) =>
   t.prismaField({
     type: 'PdfExport',
+    nullable: true,
     description: 'A PDF export of a change request in a space you may read; poll it until `complete` or `failed`.',
     args: { id: t.arg.id({ required: true, description: 'Export id (`pdf_…`).' }) },
     resolve: async (query, _r, { id }, ctx) => {

@@ -243,6 +243,7 @@ export const PublishedContentLookupRef = builder.objectRef<PublishedLookup>('Pub
 builder.queryFields((t) => ({
   publishedContentByUrl: t.field({
     type: PublishedContentLookupRef,
+    nullable: true,
     description:
       'From a URL of a published site (its proxy, custom hostname and basename, or the gateway\'s `/sites/{siteId}/`) to its section, site space and page, or a redirect, as the reader sees the site (share key, visitor token, `visitor: { claims: { unsigned } }`). NOT_FOUND when nothing is there for this reader. REST: GET/POST /v1/urls/published.',
     args: {

@@ -117,6 +117,7 @@ const SiteRedirectLookupRef = builder.simpleObject('SiteRedirectLookup', {
 builder.queryFields((t) => ({
   siteRedirectBySource: t.field({
     type: SiteRedirectLookupRef,
+    nullable: true,
     description: 'The redirect of a site from a path (normalized first: a trailing slash or a query does not matter), for members with a role; NOT_FOUND when none. REST: GET /v1/orgs/{organizationId}/sites/{siteId}/redirect?source=….',
     args: {
       siteId: t.arg.id({ required: true, description: 'The site (`site_…`).' }),

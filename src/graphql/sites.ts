@@ -323,6 +323,7 @@ builder.prismaObjectField('Organization', 'sites', (t) =>
 builder.queryFields((t) => ({
   site: t.prismaField({
     type: SiteRef,
+    nullable: true,
     description: 'A site, for members of its organization. `visitor: { claims }` previews what that visitor would see.',
     args: {
       id: t.arg.id({ required: true, description: 'The site (`site_…`).' }),
@@ -339,6 +340,7 @@ builder.queryFields((t) => ({
   }),
   publishedSite: t.prismaField({
     type: SiteRef,
+    nullable: true,
     description:
       'A published site as its reader sees it, with or without a token: organization members (a preview, published or not, everything unless `visitor` or a visitor token is given); anyone when it is published and public/unlisted; share-link sites with an active `shareKey`; visitor-auth sites with a valid visitor token. Conditions are evaluated for every reader who is not a member: signed claims come from the visitor token only, `visitor: { claims: { unsigned: { … } } }` from the caller; a missing claim is false. NOT_FOUND otherwise.',
     args: {
@@ -364,6 +366,7 @@ builder.queryFields((t) => ({
   }),
   siteAdaptiveSchema: t.field({
     type: SiteAdaptiveSchemaRef,
+    nullable: true,
     description: 'The visitor schema of a site; NOT_FOUND before one is set.',
     args: {
       siteId: t.arg.id({ required: true, description: 'The site (`site_…`).' }),

@@ -199,6 +199,7 @@ export const SpaceRef = builder.prismaNode('Space', {
 builder.queryField('space', (t) =>
   t.prismaField({
     type: 'Space',
+    nullable: true,
     description: 'A space you may read, or one readable with `shareKey` (NOT_FOUND otherwise; deleted spaces are not found). REST: GET /v1/spaces/{spaceId}.',
     args: {
       id: t.arg.id({ required: true, description: 'Space id (`space_…`).' }),

@@ -115,6 +115,7 @@ builder.prismaObjectFields('Organization', (t) => ({
 builder.queryField('samlProvider', (t) =>
   t.prismaField({
     type: 'SamlProvider',
+    nullable: true,
     description: 'A SAML provider of an organization (members with a role). REST: GET /v1/orgs/{organizationId}/saml/{samlProviderId}.',
     args: {
       organizationId: t.arg.id({ required: true, description: 'Organization (`org_…`).' }),

@@ -167,6 +167,7 @@ builder.queryFields((t) => ({
   }),
   team: t.prismaField({
     type: 'Team',
+    nullable: true,
     description: 'A team you may view (NOT_FOUND otherwise). REST: GET /v1/orgs/{organizationId}/teams/{teamId}.',
     args: {
       organizationId: t.arg.id({ required: true, description: 'Organization of the team (`org_…`).' }),

@@ -73,6 +73,7 @@ builder.prismaObjectField('Organization', 'translations', (t) =>
 builder.queryField('translationSettings', (t) =>
   t.prismaField({
     type: 'TranslationSettings',
+    nullable: true,
     description: 'Translation settings of an organization (members with a role). REST: GET /v1/orgs/{organizationId}/translations/{translationSettingsId}.',
     args: {
       organizationId: t.arg.id({ required: true, description: 'Organization (`org_…`).' }),

@@ -75,6 +75,7 @@ builder.queryField('viewer', (t) =>
 builder.queryField('user', (t) =>
   t.prismaField({
     type: 'User',
+    nullable: true,
     description: 'A user by id: yourself, or someone who belongs to an organization you are an active member of (NOT_FOUND otherwise). REST: GET /v1/users/{userId}.',
     args: { id: t.arg.id({ required: true, description: 'User id (`user_…`).' }) },
     resolve: async (query, _r, args, ctx) => {

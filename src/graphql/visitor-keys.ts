@@ -103,6 +103,7 @@ function keysOf(ctx: Context, siteId: string) {
 builder.queryFields((t) => ({
   sitePublishingAuth: t.field({
     type: SitePublishingAuthRef,
+    nullable: true,
     description: 'Visitor authentication of a site with its current HS256 secret (organization admins; FORBIDDEN for other members). REST: GET /v1/orgs/{organizationId}/sites/{siteId}/publishing/auth.',
     args: {
       siteId: t.arg.id({ required: true, description: 'The site (`site_…`).' }),

@@ -120,6 +120,7 @@ builder.prismaObjectField('Organization', 'webhooks', (t) =>
 builder.queryField('webhook', (t) =>
   t.prismaField({
     type: WebhookRef,
+    nullable: true,
     description: 'A webhook of an organization (organization admins). REST: GET /v1/orgs/{organizationId}/webhooks/{webhookId}.',
     args: {
       organizationId: t.arg.id({ description: OWN_ORGANIZATION_ID }),
