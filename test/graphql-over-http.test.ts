@@ -54,8 +54,8 @@ describe('the graphql-http audit', () => {
     const results = [];
     for (const audit of serverAudits({ url: `${t.baseUrl}/graphql`, fetchFn })) results.push(await audit.fn());
     const failed = results.filter((r) => r.status !== 'ok').map((r) => `${r.id} ${r.name}: ${'reason' in r ? r.reason : ''}`);
-    expect(results.length).toBeGreaterThan(50);
-    expect(results.filter((r) => /^(MUST|SHOULD) /.test(r.name)).length).toBeGreaterThan(30);
+    // graphql-http 1.23.1: 13 MUST, 23 SHOULD, 25 MAY.
+    expect(results.filter((r) => /^(MUST|SHOULD) /.test(r.name)).length).toBeGreaterThanOrEqual(36);
     expect(failed).toEqual([]);
   });
 });
