@@ -121,6 +121,18 @@ describe('request errors follow the media type', () => {
     }
   });
 
+  it('a `published`-scoped token outside published reads stays 403 under both', async () => {
+    const created = await post({ query: 'mutation { createPublishedReadToken(input: { label: "front end" }) { token } }' });
+    const scoped = created.json.data.createPublishedReadToken.token as string;
+    for (const accept of ['application/json', GQL_RESPONSE]) {
+      const r = await post({ query: '{ viewer { user { id } } }' }, { accept, token: scoped });
+      expect(r.status, accept).toBe(403);
+      expect(r.type).toBe(`${accept}; charset=utf-8`);
+      expect(r.json.errors[0].extensions.code).toBe('FORBIDDEN');
+      expect(r.headers.get('www-authenticate')).toBeNull();
+    }
+  });
+
   it('a mutation by GET stays 405 under both', async () => {
     for (const accept of ['application/json', GQL_RESPONSE]) {
       const r = await get({ query: 'mutation { __typename }' }, { accept });
