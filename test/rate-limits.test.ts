@@ -103,19 +103,21 @@ describe('rate-limit headers', () => {
     expect(limitOf(q).remaining).toBe(DEFAULTS.points - 3);
   });
 
-  it('failed requests carry them too: 404, 401, GraphQL 400 and 401', async () => {
+  it('failed requests carry them too: 404, 401, GraphQL request errors and 401', async () => {
     const u = await t.createUser('read');
     const notFound = await send(t.baseUrl, '/v1/no-such-route', { token: u.token });
     expect(notFound.status).toBe(404);
     expectHeaders(notFound, DEFAULTS.points);
     expect(limitOf(notFound).remaining).toBe(DEFAULTS.points - 1);
 
+    // Request errors: 200 with `errors` under application/json (GraphQL over HTTP).
     const badQuery = await gql(t.baseUrl, '{ viewer { ', u.token);
-    expect(badQuery.status).toBe(400);
+    expect(badQuery.status).toBe(200);
+    expect(badQuery.body.errors[0].extensions.code).toBe('BAD_REQUEST');
     expect(limitOf(badQuery).remaining).toBe(DEFAULTS.points - 2);
 
     const unknownField = await gql(t.baseUrl, '{ viewer { nope } }', u.token);
-    expect(unknownField.status).toBe(400);
+    expect(unknownField.status).toBe(200);
     expect(limitOf(unknownField).remaining).toBe(DEFAULTS.points - 3);
 
     // No valid token: the client IP's budget.

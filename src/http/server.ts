@@ -21,7 +21,7 @@ import { handleSsoRequest } from './sso.ts';
 import { explorerOptions, isIntrospectionOnly, renderExplorer, serveExplorerAsset, useIntrospectionCache } from './explorer.ts';
 import { createPublishedCache } from './published-cache.ts';
 import { LRUCache } from 'lru-cache';
-import { mergeVary, sendJson, useResponseCompression } from './compression.ts';
+import { appendVary, mergeVary, sendJson, useResponseCompression } from './compression.ts';
 import { createCors } from './cors.ts';
 import { sendJsonWithEtag, useConditionalGet, type SharedAnswer } from './conditional.ts';
 import { TRUSTED_DOCUMENTS_PATH, TRUSTED_DOCUMENT_ERROR_CODES, loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.ts';
@@ -35,6 +35,7 @@ import { REQUEST_ID_HEADER, noteViewer, type Observability } from './observabili
 import { currentRequest, toPublicError } from './request-context.ts';
 import { liveRequestFor, useLiveEventStream } from './live-sse.ts';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import { GRAPHQL_RESPONSE_JSON, REQUEST_ERROR_HTTP, challengeEvery401, graphqlJsonType, preferenceOrderedAccept, sendGraphqlJson, sendGraphqlRequestError, useWellFormedParams } from './graphql-over-http.ts';
 
 const UNAUTHENTICATED_MESSAGE = unauthenticated().message;
 /** A `published`-scoped token asked for something else than a published read (403). */
@@ -132,6 +133,7 @@ export function createHttpServer(deps: AppDeps) {
       maxAliasesPlugin({ n: limits.graphqlMaxAliases, allowList: [] }),
       maxDirectivesPlugin({ n: limits.graphqlMaxDirectives }),
       useDeferStream(), // @defer / @stream as multipart/mixed (docs/decisions.md, "Front-end clients: incremental delivery…")
+      useWellFormedParams(),
       useCleanStrings(),
       useErrorStatus(),
       // Charged before the cache decides: a hit costs the caller what the query costs.
@@ -219,8 +221,8 @@ export function createHttpServer(deps: AppDeps) {
   async function refuseUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse) {
     const charge = await rateLimits?.settle(req);
     if (!req.complete) res.setHeader('Connection', 'close');
-    if (charge?.limited) return sendJson(res, 429, rateLimitedGraphqlBody());
-    return sendJson(res, 401, { errors: [{ message: UNAUTHENTICATED_MESSAGE, extensions: { code: 'UNAUTHENTICATED' } }] });
+    if (charge?.limited) return sendGraphqlJson(req, res, 429, rateLimitedGraphqlBody());
+    return sendGraphqlJson(req, res, 401, { errors: [{ message: UNAUTHENTICATED_MESSAGE, extensions: { code: 'UNAUTHENTICATED' } }] });
   }
 
   /** A failure before yoga runs (the token lookup), answered as yoga would: GraphQL's error shape. */
@@ -231,7 +233,7 @@ export function createHttpServer(deps: AppDeps) {
     if (e.kind === 'unavailable') res.setHeader('Retry-After', String(e.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
     const code = e.kind === 'unavailable' ? 'SERVICE_UNAVAILABLE' : e.kind === 'expected' ? e.error.code : e.kind === 'request' ? 'BAD_REQUEST' : 'INTERNAL_SERVER_ERROR';
     const message = e.kind === 'expected' || e.kind === 'request' ? e.error.message : e.message;
-    return sendJson(res, e.status, { errors: [{ message, extensions: { code, ...(e.kind === 'unexpected' && e.requestId ? { requestId: e.requestId } : {}) } }] });
+    return sendGraphqlJson(req, res, e.status, { errors: [{ message, extensions: { code, ...(e.kind === 'unexpected' && e.requestId ? { requestId: e.requestId } : {}) } }] });
   }
 
   /** GraphQL: the body is read here, under the same caps as REST, and handed to yoga parsed-free. */
@@ -239,25 +241,35 @@ export function createHttpServer(deps: AppDeps) {
     const fetchRequest = (method: string, body?: Buffer) => {
       const headers = new yoga.fetchAPI.Headers();
       for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+      // Yoga takes the first-listed type it can answer: ordered by q first (graphql-over-http.ts).
+      const accept = preferenceOrderedAccept(req.headers.accept);
+      if (accept !== undefined) headers.set('accept', accept);
       return new yoga.fetchAPI.Request(`http://localhost${req.url}`, { method, headers, body: body as unknown as BodyInit | undefined });
     };
+    // The answer's media type follows Accept (graphql-over-http.ts).
+    appendVary(res, 'Accept');
+    /** A request error found before yoga runs: 400, or 200 with `errors` under application/json. */
+    const refuse = async (message: string, malformed: boolean) => {
+      await rateLimits?.settle(req);
+      if (!req.complete) res.setHeader('Connection', 'close');
+      return sendGraphqlRequestError(req, res, message, { malformed });
+    };
     if (req.method === 'GET' || req.method === 'HEAD') {
-      // Yoga JSON-parses these itself and treats a syntax error as an internal one.
+      // Yoga JSON-parses these itself and treats a syntax error as an internal one. Not JSON, or
+      // not an object: not a well-formed request (400 whatever the client accepts, as yoga
+      // answers the same in a POST body); nested too deep: a request error like a bad variable.
       for (const param of ['variables', 'extensions']) {
         const value = target.searchParams.get(param);
         if (value === null || value === '') continue;
-        requireJsonDepth(value, limits.maxJsonDepth, param);
+        const tooDeep = jsonTooDeep(value, limits.maxJsonDepth, param);
+        if (tooDeep) return refuse(tooDeep, false);
         let parsed: unknown;
         try {
           parsed = JSON.parse(value);
         } catch {
-          await rateLimits?.settle(req);
-          return sendGraphqlRequestError(res, `${param}: not valid JSON`);
+          return refuse(`${param}: not valid JSON`, true);
         }
-        if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) {
-          await rateLimits?.settle(req);
-          return sendGraphqlRequestError(res, `${param}: must be a JSON object`);
-        }
+        if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) return refuse(`${param}: must be a JSON object`, true);
       }
       // HEAD is a GET without the body (node drops the body of a HEAD response by itself).
       return await writeFetchResponse(res, await yoga.handleRequest(fetchRequest('GET'), { req }));
@@ -281,7 +293,8 @@ export function createHttpServer(deps: AppDeps) {
     if (!received) return refuseUnauthenticated(req, res);
     const { body, release } = received;
     try {
-      requireJsonDepth(body, limits.maxJsonDepth);
+      const tooDeep = jsonTooDeep(body, limits.maxJsonDepth);
+      if (tooDeep) return await refuse(tooDeep, false);
       const response = await yoga.handleRequest(fetchRequest(req.method ?? 'POST', body), { req });
       return await writeFetchResponse(res, response);
     } finally {
@@ -293,6 +306,8 @@ export function createHttpServer(deps: AppDeps) {
   const server = http.createServer((req, res) => obs.handle(req, res, async () => {
     // An answer sent before the body was read to its end still reaches the client (limits.ts).
     lingerOnUnreadBody(req, res, LINGER_MS);
+    // `WWW-Authenticate: Bearer …` on every 401, whoever answers it (graphql-over-http.ts).
+    challengeEvery401(req, res);
     try {
       // CORS headers on every answer; a preflight is answered here (cors.ts).
       if (cors.handle(req, res)) return;
@@ -426,7 +441,7 @@ function useCleanStrings(): Plugin {
     onParams({ params }) {
       const path = findForbiddenString(params.variables ?? {}, 'variables');
       if (path !== undefined) {
-        throw new GraphQLError(`${path}: ${FORBIDDEN_CHAR_MESSAGE}`, { extensions: { code: 'BAD_REQUEST', field: path, http: { status: 400 } } });
+        throw new GraphQLError(`${path}: ${FORBIDDEN_CHAR_MESSAGE}`, { extensions: { code: 'BAD_REQUEST', field: path, http: REQUEST_ERROR_HTTP } });
       }
     },
     onValidate({ addValidationRule }) {
@@ -436,41 +451,57 @@ function useCleanStrings(): Plugin {
 }
 
 /**
- * The HTTP status of a GraphQL result from its errors, in one place:
- * - request errors (parse, validation, variables, the document limits above) carry no code of
- *   their own: they get `BAD_REQUEST` (and 400 whatever the client accepts), so every error a
- *   client can cause names its kind;
- * - a result whose every error is SERVICE_UNAVAILABLE (or every one RATE_LIMITED) and that has no
- *   data left (null, or only null root fields) failed as a whole: 503 (429) + Retry-After, the
- *   longest the errors ask for. Errors outside execution (the token lookup) already carry that
- *   status from `maskError`.
+ * The HTTP status of a GraphQL result from its errors, in one place (GraphQL over HTTP: see
+ * graphql-over-http.ts and docs/decisions.md, "Front-end clients: GraphQL over HTTP"):
+ * - request errors (parse, validation, variables, the document limits above, trusted documents)
+ *   carry no code of their own: they get `BAD_REQUEST`, so every error a client can cause names
+ *   its kind, and `REQUEST_ERROR_HTTP`: 400 under `application/graphql-response+json`, 200 with
+ *   `errors` under `application/json`;
+ * - an error outside execution with a status of its own (401, 403, 405, 429, 503) keeps it under
+ *   both; an unexpected one (nothing ran, the server failed) is 500;
+ * - a result whose every error is SERVICE_UNAVAILABLE (or every one RATE_LIMITED) that has no data
+ *   left failed as a whole: 503 (429) + Retry-After, the longest the errors ask for. "No data left"
+ *   is null data, or (under `application/json` only: the spec requires a 2xx for non-null data
+ *   under `application/graphql-response+json`) only null root fields. Errors outside execution
+ *   (the token lookup) already carry that status from `maskError`.
  */
 function useErrorStatus(): Plugin {
   const kept: readonly string[] = [...ERROR_CODES, ...TRUSTED_DOCUMENT_ERROR_CODES, 'INTERNAL_SERVER_ERROR'];
   const isOurs = (code: unknown) => typeof code === 'string' && kept.includes(code);
+  const trustedDocumentError = (code: unknown) => (TRUSTED_DOCUMENT_ERROR_CODES as readonly unknown[]).includes(code);
   return {
-    onResultProcess({ result, setResult }) {
+    onResultProcess({ request, result, setResult }) {
       if (Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
       let errors = result.errors ?? [];
       if (!errors.length) return;
-      if (!errors.every((e) => isOurs(e.extensions?.code))) {
+      const status = (e: GraphQLError) => (e.extensions?.http as { status?: number } | undefined)?.status;
+      const needsStatus = (e: GraphQLError) =>
+        !isOurs(e.extensions?.code) ||
+        // Unknown trusted document: a request error like an unknown field (Apollo's APQ link reads it as one).
+        (!e.path && trustedDocumentError(e.extensions?.code) && status(e) === 400) ||
+        (!e.path && e.extensions?.code === 'INTERNAL_SERVER_ERROR' && status(e) === undefined) ||
+        // A BAD_REQUEST of ours before execution (a document or variable the domain refuses).
+        (!e.path && e.originalError instanceof AppError && e.originalError.code === 'BAD_REQUEST' && status(e) === 400);
+      if (errors.some(needsStatus)) {
         errors = errors.map((e) =>
-          isOurs(e.extensions?.code)
+          !needsStatus(e)
             ? e
             : new GraphQLError(e.message, {
                 source: e.source,
                 positions: e.positions,
                 path: e.path,
                 originalError: e.originalError,
-                // A request error (no path: nothing ran) is the client's: 400 whatever it accepts.
-                extensions: { ...e.extensions, code: 'BAD_REQUEST', ...(e.path ? {} : { http: { status: 400 } }) },
+                extensions: isOurs(e.extensions?.code)
+                  ? { ...e.extensions, http: e.extensions.code === 'INTERNAL_SERVER_ERROR' ? { status: 500 } : REQUEST_ERROR_HTTP }
+                  : // A request error (no path: nothing ran) is the client's.
+                    { ...e.extensions, code: 'BAD_REQUEST', ...(e.path ? {} : { http: REQUEST_ERROR_HTTP }) },
               }),
         );
         result = { ...result, errors };
         setResult(result);
       }
       const data = result.data as Record<string, unknown> | null | undefined;
-      if (data && Object.values(data).some((v) => v !== null)) return;
+      if (data && (graphqlJsonType(request.headers.get('accept')) === GRAPHQL_RESPONSE_JSON || Object.values(data).some((v) => v !== null))) return;
       for (const [code, status] of [['SERVICE_UNAVAILABLE', 503], ['RATE_LIMITED', 429]] as const) {
         if (!errors.every((e) => e.extensions?.code === code)) continue;
         const retryAfter = Math.max(...errors.map((e) => (e.originalError instanceof AppError ? (e.originalError.retryAfterSeconds ?? 0) : 0)), status === 503 ? RETRY_AFTER_SECONDS : 1);
@@ -480,8 +511,15 @@ function useErrorStatus(): Plugin {
   };
 }
 
-function sendGraphqlRequestError(res: http.ServerResponse, message: string) {
-  return sendJson(res, 400, { errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+/** The message of `requireJsonDepth`'s refusal, or undefined when `text` is not nested too deep. */
+function jsonTooDeep(text: string | Uint8Array, maxDepth: number, field?: string): string | undefined {
+  try {
+    requireJsonDepth(text, maxDepth, field);
+    return undefined;
+  } catch (err) {
+    if (err instanceof RequestRejected && err.status === 400) return err.message;
+    throw err;
+  }
 }
 
 /** Send a fetch `Response` (yoga's answer) on a node response, streaming its body. */
