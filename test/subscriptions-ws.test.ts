@@ -7,7 +7,7 @@ import { createClient, type Client } from 'graphql-ws';
 import type { FormattedExecutionResult } from 'graphql';
 import { EventSource } from 'eventsource';
 import { loadConfig } from '../src/config.ts';
-import { startTestApp, type TestApp } from './helpers.ts';
+import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
 import { createSite } from './fixtures/sites.ts';
 
 const defaults = loadConfig({});
@@ -94,10 +94,11 @@ describe('graphql-ws over WebSocket', () => {
   it('delivers a site’s changes in log order after a write, then resumes with `after` without loss or duplicate', async () => {
     const site = await createSite(t);
     const { client } = wsClient({ authorization: `Bearer ${t.token}` });
+    try {
     const s = run(client, SITE_SUB, { siteId: site.id, after: await logEndNow() });
     await renameSite(site.id, 'one');
-    await renameSite(site.id, 'two');
     const first = await s.next();
+    await renameSite(site.id, 'two');
     const second = await s.next();
     expect(first!.errors).toBeUndefined();
     expect([first, second].map((r) => r!.data.siteStructureChanged.site.title)).toEqual(['one', 'two']);
@@ -123,7 +124,9 @@ describe('graphql-ws over WebSocket', () => {
     const refused = await beyond.next();
     expect(refused!.errors![0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', field: 'after' } });
     expect(refused!.errors![0].extensions).not.toHaveProperty('http');
-    await client.dispose();
+    } finally {
+      await client.dispose();
+    }
   });
 
   it('queries and mutations run over the socket too, with the HTTP answers and errors', async () => {
@@ -145,6 +148,26 @@ describe('graphql-ws over WebSocket', () => {
     const mut = run(client, `mutation { createSubscriptionTicket { ticket expiresAt } }`);
     expect((await mut.next())!.data.createSubscriptionTicket.ticket).toMatch(/^dgst_/);
     await client.dispose();
+  });
+
+  it('operations over the socket are charged to the token’s user like over HTTP: over the budget, RATE_LIMITED', async () => {
+    // A process with a 4-point budget per user (the counters are the database's, shared by processes).
+    const b = await startSecondApp(t, { rateLimit: { ...t.app.config.rateLimit, enabled: true, points: 4 } });
+    const user = await t.createUser('read');
+    const client = createClient({ url: `${b.baseUrl.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { token: user.token }, retryAttempts: 0, lazy: false });
+    try {
+      const outcomes: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const q = run(client, `{ viewer { user { id } } }`);
+        const r = await q.next();
+        outcomes.push(r?.data ? 'ok' : q.ended === 'error' ? String((q.error as Array<{ extensions?: { code?: string } }>)[0]?.extensions?.code) : 'none');
+      }
+      // connection_init 1 point, each query 1: three answered, then refused.
+      expect(outcomes).toEqual(['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED']);
+    } finally {
+      await client.dispose();
+      await b.close();
+    }
   });
 
   it('refuses a missing (4401) or unknown (4403) token at connection_init, before any operation runs', async () => {
@@ -185,7 +208,9 @@ describe('graphql-ws over WebSocket', () => {
 
   it('caps subscriptions per token (RATE_LIMITED, like over SSE) and sockets per client address (429 to the upgrade)', async () => {
     const site = await createSite(t);
-    const { client } = wsClient({ authorization: `Bearer ${t.token}` });
+    // A token of its own: the cap counts this token's streams only.
+    const member = await t.createUser('read');
+    const { client } = wsClient({ authorization: `Bearer ${member.token}` });
     const start = await logEndNow();
     const open = [run(client, SITE_SUB, { siteId: site.id, after: start }), run(client, SITE_SUB, { siteId: site.id, after: start })];
     // Both joined the feed once a rename reaches them.
