@@ -95,35 +95,35 @@ describe('graphql-ws over WebSocket', () => {
     const site = await createSite(t);
     const { client } = wsClient({ authorization: `Bearer ${t.token}` });
     try {
-    const s = run(client, SITE_SUB, { siteId: site.id, after: await logEndNow() });
-    await renameSite(site.id, 'one');
-    const first = await s.next();
-    await renameSite(site.id, 'two');
-    const second = await s.next();
-    expect(first!.errors).toBeUndefined();
-    expect([first, second].map((r) => r!.data.siteStructureChanged.site.title)).toEqual(['one', 'two']);
-    expect(first!.data.siteStructureChanged.event.type).toBe('site_updated');
-    const seqs = [first, second].map((r) => Number(r!.data.siteStructureChanged.event.seq));
-    expect(seqs[1]).toBeGreaterThan(seqs[0]);
-    s.dispose();
-    // Missed while away, then resumed after the first: the second and the missed one, in order, then live.
-    await renameSite(site.id, 'three');
-    const resumed = run(client, SITE_SUB, { siteId: site.id, after: String(seqs[0]) });
-    const replay = [await resumed.next(), await resumed.next()];
-    expect(replay.map((r) => r!.data.siteStructureChanged.site.title)).toEqual(['three', 'three']); // the site as it is now
-    expect(Number(replay[0]!.data.siteStructureChanged.event.seq)).toBe(seqs[1]);
-    await renameSite(site.id, 'four');
-    const live = await resumed.next();
-    expect(live!.data.siteStructureChanged.site.title).toBe('four');
-    const all = [...replay, live].map((r) => Number(r!.data.siteStructureChanged.event.seq));
-    expect(new Set(all).size).toBe(3);
-    expect(all).toEqual([...all].sort((a, b) => a - b));
-    resumed.dispose();
-    // A resume point beyond the log is the same BAD_REQUEST as over SSE.
-    const beyond = run(client, SITE_SUB, { siteId: site.id, after: '999999999' });
-    const refused = await beyond.next();
-    expect(refused!.errors![0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', field: 'after' } });
-    expect(refused!.errors![0].extensions).not.toHaveProperty('http');
+      const s = run(client, SITE_SUB, { siteId: site.id, after: await logEndNow() });
+      await renameSite(site.id, 'one');
+      const first = await s.next();
+      await renameSite(site.id, 'two');
+      const second = await s.next();
+      expect(first!.errors).toBeUndefined();
+      expect([first, second].map((r) => r!.data.siteStructureChanged.site.title)).toEqual(['one', 'two']);
+      expect(first!.data.siteStructureChanged.event.type).toBe('site_updated');
+      const seqs = [first, second].map((r) => Number(r!.data.siteStructureChanged.event.seq));
+      expect(seqs[1]).toBeGreaterThan(seqs[0]);
+      s.dispose();
+      // Missed while away, then resumed after the first: the second and the missed one, in order, then live.
+      await renameSite(site.id, 'three');
+      const resumed = run(client, SITE_SUB, { siteId: site.id, after: String(seqs[0]) });
+      const replay = [await resumed.next(), await resumed.next()];
+      expect(replay.map((r) => r!.data.siteStructureChanged.site.title)).toEqual(['three', 'three']); // the site as it is now
+      expect(Number(replay[0]!.data.siteStructureChanged.event.seq)).toBe(seqs[1]);
+      await renameSite(site.id, 'four');
+      const live = await resumed.next();
+      expect(live!.data.siteStructureChanged.site.title).toBe('four');
+      const all = [...replay, live].map((r) => Number(r!.data.siteStructureChanged.event.seq));
+      expect(new Set(all).size).toBe(3);
+      expect(all).toEqual([...all].sort((a, b) => a - b));
+      resumed.dispose();
+      // A resume point beyond the log is the same BAD_REQUEST as over SSE.
+      const beyond = run(client, SITE_SUB, { siteId: site.id, after: '999999999' });
+      const refused = await beyond.next();
+      expect(refused!.errors![0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', field: 'after' } });
+      expect(refused!.errors![0].extensions).not.toHaveProperty('http');
     } finally {
       await client.dispose();
     }
