@@ -98,6 +98,12 @@ const EnvSchema = z.object({
   SUBSCRIPTION_QUEUE_LENGTH: z.coerce.number().int().min(1).default(1000),
   /** Keep-alive comment interval of an event stream, ms; each stream's token and access are re-checked as often. */
   SSE_KEEPALIVE_MS: z.coerce.number().int().min(100).default(15_000),
+  /** GraphQL over WebSocket (src/http/live-ws.ts): largest message a client may send, bytes (the socket closes with 1009 above it). */
+  WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
+  /** … time from the handshake to the client's `connection_init`, ms (4408 beyond). */
+  WS_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  /** … open sockets per client IP on a process (429 to the upgrade beyond). */
+  WS_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).default(100),
   /** LISTEN connections (token cache, live feed) send themselves a notice this often, each due within as long (src/db/listen.ts). */
   LISTEN_HEALTH_MS: z.coerce.number().int().min(50).default(5000),
   /** A LISTEN connection whose self-notice is this late is dropped and reconnected. */
@@ -216,6 +222,8 @@ export type Config = {
     /** Keep-alive comments, and each stream's token and access re-check (src/graphql/subscriptions.ts). */
     keepAliveMs: number;
   };
+  /** GraphQL over WebSocket (src/http/live-ws.ts); its pings go every `live.keepAliveMs`. */
+  liveWs: { maxPayloadBytes: number; initTimeoutMs: number; maxConnectionsPerIp: number; keepAliveMs: number };
   /** Self-notices of the LISTEN connections (src/db/listen.ts). */
   listenHealth: { intervalMs: number; reconnectAfterMs: number };
   /** Webhooks (src/domain/webhooks.ts): private targets allowed, attempts per delivery. */
@@ -333,6 +341,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queueLength: e.SUBSCRIPTION_QUEUE_LENGTH,
       keepAliveMs: e.SSE_KEEPALIVE_MS,
     },
+    liveWs: { maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES, initTimeoutMs: e.WS_INIT_TIMEOUT_MS, maxConnectionsPerIp: e.WS_MAX_CONNECTIONS_PER_IP, keepAliveMs: e.SSE_KEEPALIVE_MS },
     listenHealth: { intervalMs: e.LISTEN_HEALTH_MS, reconnectAfterMs: e.LISTEN_STALL_RECONNECT_MS },
     webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
     webhookDelivery: {

@@ -27,6 +27,8 @@ import { resolveChangeRequest } from '../domain/change-requests.ts';
 import { resolveScope } from '../domain/comments.ts';
 import { getImportJob } from '../domain/imports.ts';
 import type { LiveEventRow, LiveSubscription } from '../live/feed.ts';
+import { issueSubscriptionTicket } from '../auth/subscription-tickets.ts';
+import { transaction } from '../db/transaction.ts';
 
 /** Rows per page of a replay. */
 const REPLAY_PAGE = 200;
@@ -270,7 +272,7 @@ const ImportJobProgressRef = builder.objectRef<Delivery<{ importJob: ImportJob }
 
 builder.subscriptionType({
   description:
-    'Live updates, over Server-Sent Events: POST (or GET) /graphql with `Accept: text/event-stream`. Each event carries `id: <seq>`; reconnect with `Last-Event-ID` to resume without loss. Access is checked when you subscribe (NOT_FOUND like the query), again before every event and at every keep-alive; the stream ends when it is gone. Open streams are capped per token and per client address (RATE_LIMITED).',
+    'Live updates, over Server-Sent Events (POST or GET /graphql with `Accept: text/event-stream`; a browser’s `EventSource` authenticates with a `ticket` from createSubscriptionTicket) or over WebSocket (graphql-ws, `graphql-transport-ws` protocol, on /graphql, the token in `connectionParams`; resume with `after`). Each event carries `id: <seq>`; reconnect with `Last-Event-ID` to resume without loss. Access is checked when you subscribe (NOT_FOUND like the query), again before every event and at every keep-alive; the stream ends when it is gone. Open streams are capped per token and per client address (RATE_LIMITED).',
 });
 
 const afterArg = (t: PothosSchemaTypes.SubscriptionFieldBuilder<any, any>) =>
@@ -421,3 +423,25 @@ builder.subscriptionFields((t) => ({
     resolve: (p) => p,
   }),
 }));
+
+// ------------------------------------------------------------------ EventSource tickets
+
+const CreateSubscriptionTicketPayload = builder.simpleObject('CreateSubscriptionTicketPayload', {
+  description: 'Result of createSubscriptionTicket.',
+  fields: (t) => ({
+    ticket: t.string({ description: 'The ticket: pass it as `ticket=` on one `GET /graphql?query=subscription…` with `Accept: text/event-stream` (a browser’s `EventSource`). It works once.' }),
+    expiresAt: t.field({ type: 'DateTime', description: 'Unused by then, it no longer works (60 seconds after it was made).' }),
+  }),
+});
+
+builder.mutationField('createSubscriptionTicket', (t) =>
+  t.field({
+    type: CreateSubscriptionTicketPayload,
+    description:
+      'A short-lived (60 s), single-use ticket standing for your API token on one event stream, for a browser’s `EventSource`, which cannot send an Authorization header: `new EventSource("/graphql?query=subscription…&variables=…&ticket=…")`. The stream then runs as your token (and ends when it is revoked). Never put the API token itself in a URL: `token=` and `access_token=` are refused. At most 50 unused tickets per token (RATE_LIMITED beyond). No REST twin.',
+    resolve: async (_r, _a, ctx) => {
+      const viewer = ctx.access.requireViewer();
+      return transaction(ctx.prisma, (tx) => issueSubscriptionTicket(tx, viewer, ctx.clock.now()));
+    },
+  }),
+);

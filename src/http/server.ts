@@ -36,6 +36,8 @@ import { currentRequest, toPublicError } from './request-context.ts';
 import { liveRequestFor, useLiveEventStream } from './live-sse.ts';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { GRAPHQL_RESPONSE_JSON, REQUEST_ERROR_HTTP, challengeEvery401, graphqlJsonType, preferenceOrderedAccept, sendGraphqlJson, sendGraphqlRequestError, useWellFormedParams } from './graphql-over-http.ts';
+import { createLiveWebSocket } from './live-ws.ts';
+import { redeemSubscriptionTicket, viewerForTokenId } from '../auth/subscription-tickets.ts';
 
 const UNAUTHENTICATED_MESSAGE = unauthenticated().message;
 /** A `published`-scoped token asked for something else than a published read (403). */
@@ -76,6 +78,8 @@ export function createHttpServer(deps: AppDeps) {
     return viewer;
   }
   const { rateLimits } = deps;
+  /** Requests authenticated by a subscription ticket: how their stream re-checks the token. */
+  const ticketed = new WeakMap<http.IncomingMessage, () => Promise<Viewer | null>>();
 
   const makeContext = (viewer: Viewer | null, source: 'rest' | 'graphql' = 'rest', req?: http.IncomingMessage): Context => {
     const ctx = createContext({ prisma, config: deps.config, clock: deps.clock, log, viewer, source, services: deps.services });
@@ -117,8 +121,9 @@ export function createHttpServer(deps: AppDeps) {
         throw new GraphQLError(PUBLISHED_ONLY_MESSAGE, { extensions: { code: 'FORBIDDEN', http: { status: 403 } } });
       }
       // Live updates: Last-Event-ID, a token re-check, and who holds the stream (its caps) for subscriptions (live-sse.ts).
+      // An EventSource's ticket stands for its token: the token is re-checked by id.
       const token = bearerToken(req.headers.authorization)!;
-      const revalidate = () => (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token));
+      const revalidate = ticketed.get(req) ?? (() => (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token)));
       const owner = { tokenId: viewer.tokenId, ip: clientIp(req, deps.config.rateLimit.trustProxy) };
       return { ...makeContext(viewer, 'graphql', req), live: liveRequestFor(request, revalidate, owner) };
     },
@@ -236,6 +241,34 @@ export function createHttpServer(deps: AppDeps) {
     return sendGraphqlJson(req, res, e.status, { errors: [{ message, extensions: { code, ...(e.kind === 'unexpected' && e.requestId ? { requestId: e.requestId } : {}) } }] });
   }
 
+  /**
+   * A browser's EventSource sends no header: `ticket=` (createSubscriptionTicket, single use,
+   * src/auth/subscription-tickets.ts) stands for the token on a GET event stream. An API token in
+   * the URL (`token=`, `access_token=`) is refused: URLs end up in logs and histories. Answers
+   * true when it sent the refusal.
+   */
+  async function refusedTicket(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget): Promise<boolean> {
+    const ticket = target.searchParams.get('ticket');
+    const inUrl = ['token', 'access_token'].find((p) => target.searchParams.has(p));
+    if (ticket === null && inUrl === undefined) return false;
+    const refuse = async (status: number, message: string) => {
+      await rateLimits?.settle(req);
+      if (!req.complete) res.setHeader('Connection', 'close');
+      await sendJson(res, status, { errors: [{ message, extensions: { code: status === 401 ? 'UNAUTHENTICATED' : 'BAD_REQUEST', ...(status === 400 ? { field: 'ticket' } : {}) } }] });
+      return true;
+    };
+    if (inUrl) return refuse(401, `${inUrl}: an API token is never accepted in a URL; send Authorization: Bearer <token>, or for an EventSource a ticket from createSubscriptionTicket (ticket=)`);
+    const eventStream = (req.headers.accept ?? '').toLowerCase().includes('text/event-stream');
+    if (req.method !== 'GET' || !eventStream || req.headers.authorization !== undefined) {
+      return refuse(400, 'ticket: only on a GET event stream (Accept: text/event-stream) without an Authorization header');
+    }
+    const viewer = await redeemSubscriptionTicket(prisma, ticket!, deps.clock.now());
+    if (!viewer) return refuse(401, 'ticket: unknown, expired or already used; ask createSubscriptionTicket for a new one');
+    viewers.set(req, Promise.resolve(noteViewer(viewer)));
+    ticketed.set(req, () => viewerForTokenId(prisma, viewer.tokenId));
+    return false;
+  }
+
   /** GraphQL: the body is read here, under the same caps as REST, and handed to yoga parsed-free. */
   async function handleGraphql(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget) {
     const fetchRequest = (method: string, body?: Buffer) => {
@@ -325,6 +358,7 @@ export function createHttpServer(deps: AppDeps) {
         if (target.segments[1] === 'assets' && target.segments.length === 3) return await serveExplorerAsset(req, res, target.segments[2], target.searchParams);
         if (target.pathname === TRUSTED_DOCUMENTS_PATH && deps.config.trustedDocuments.mode !== 'off' && (req.method === 'GET' || req.method === 'HEAD')) return await sendJsonWithEtag(req, res, trusted.manifest());
         rateLimits?.track(req, res, () => viewerFor(req));
+        if (await refusedTicket(req, res, target)) return;
         return await handleGraphql(req, res, target);
       }
       if (top === 'v1') {
@@ -367,6 +401,17 @@ export function createHttpServer(deps: AppDeps) {
     }
   }));
   server.keepAliveTimeout = 65_000;
+  // GraphQL over WebSocket (graphql-ws) on /graphql: upgrade requests only (live-ws.ts).
+  const liveWs = createLiveWebSocket({
+    yoga, config: deps.config, log, rateLimits,
+    viewerForToken: (token) => (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token)),
+    makeContext: (viewer, req) => makeContext(viewer, 'graphql', req),
+    trustedText: deps.config.trustedDocuments.mode === 'only' ? (text) => trusted.has(text) : undefined,
+  });
+  server.on('upgrade', liveWs.handleUpgrade);
+  // A shutdown (drain.ts closes the server) closes the sockets too: upgraded connections are not the HTTP server's to close.
+  const closeHttp = server.close.bind(server);
+  server.close = ((cb?: (err?: Error) => void) => (liveWs.close(), closeHttp(cb))) as typeof server.close;
   // Requests node's parser refuses before any handler runs (headers or URL above the size limit,
   // malformed request lines) still answer with the contract's error body, not a bare status line.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
@@ -378,7 +423,7 @@ export function createHttpServer(deps: AppDeps) {
     const id = obs.clientError(status);
     socket.end(`HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${id}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
-  return Object.assign(server, { publishedCache, documentCaches, introspectionCache, bodyBudget: bodyLimits.budget });
+  return Object.assign(server, { publishedCache, documentCaches, introspectionCache, bodyBudget: bodyLimits.budget, liveWs });
 }
 
 /**
