@@ -223,6 +223,9 @@ describe('live screens: no id answers two objects', () => {
     expect([data.editor.siteId, data.preview.siteId]).toEqual([siteId, siteId]);
     // The same view answers the same id (a cache refetching it finds its record again).
     expect((await gql(SITE_PANES, { site: siteId })).preview.id).toBe(data.preview.id);
+    // node(id:) takes a view-scoped id: it names the site (read in this request's view).
+    const node = await gql(`query($id: ID!) { node(id: $id) { __typename ... on Site { siteId } } }`, { id: data.preview.id });
+    expect(node.node).toEqual({ __typename: 'Site', siteId });
   });
 
   it('organization, space and site search results, and the audit log, beside the objects they name', async () => {

@@ -8,9 +8,12 @@ import { stringify as canonicalJson } from 'safe-stable-stringify';
 /** Separates an object's own id from its view's key: never in our ids (base62 after `prefix_`). */
 export const VIEW_SEPARATOR = '~';
 
-/** A short digest of what a view filters by (canonical JSON: key order does not count). */
+/**
+ * A short digest of what a view filters by (canonical JSON: key order does not count). Hex, so a
+ * view-scoped id has no `_` after its prefix and `node(id:)` still dispatches on the prefix.
+ */
 export function viewKey(parts: unknown): string {
-  return createHash('sha256').update(canonicalJson(parts) ?? '').digest('base64url').slice(0, 16);
+  return createHash('sha256').update(canonicalJson(parts) ?? '').digest('hex').slice(0, 16);
 }
 
 /** `id` for the unfiltered view (key undefined), else `id~key`. */
