@@ -143,7 +143,7 @@ describe('anonymous GraphQL', () => {
       [`query($siteId: ID!, $org: ID!) { publishedSite(siteId: $siteId) { id } organization(id: $org) { id } }`, { siteId, org: t.org.id }],
       [`query($siteId: ID!) { publishedSite(siteId: $siteId) { id } ...More } fragment More on Query { site(id: $siteId) { id } }`, { siteId }],
       [`query($siteId: ID!) { publishedSite(siteId: $siteId) { id } ... on Query { site(id: $siteId) { id } } }`, { siteId }],
-      [`query A($siteId: ID!) { publishedSite(siteId: $siteId) { id } } query B($siteId: ID!) { site(id: $siteId) { id } }`, { siteId }, 'B'],
+      [`query A($siteId: ID!) { publishedSite(siteId: $siteId) { siteId } } query B($siteId: ID!) { site(id: $siteId) { id } }`, { siteId }, 'B'],
       [`subscription($spaceId: ID!) { publishedSite: changeRequestUpdated(spaceId: $spaceId) { __typename } }`, { spaceId: 'space_x' }],
     ];
     for (const [query, variables, operationName] of refused) {
@@ -160,10 +160,10 @@ describe('anonymous GraphQL', () => {
   });
 
   it('runs fragments and aliases on the root, and the operation named by operationName', async () => {
-    const viaFragment = await gql(`query($siteId: ID!) { ...Root ... on Query { again: publishedSite(siteId: $siteId) { id } } } fragment Root on Query { site: publishedSite(siteId: $siteId) { title } }`, { siteId });
-    expect(viaFragment.json).toEqual({ data: { site: { title: 'Main' }, again: { id: siteId } } });
-    const named = await gql(`query A($siteId: ID!) { publishedSite(siteId: $siteId) { id } } query B($siteId: ID!) { site(id: $siteId) { id } }`, { siteId }, { operationName: 'A' });
-    expect(named.json).toEqual({ data: { publishedSite: { id: siteId } } });
+    const viaFragment = await gql(`query($siteId: ID!) { ...Root ... on Query { again: publishedSite(siteId: $siteId) { siteId } } } fragment Root on Query { site: publishedSite(siteId: $siteId) { title } }`, { siteId });
+    expect(viaFragment.json).toEqual({ data: { site: { title: 'Main' }, again: { siteId } } });
+    const named = await gql(`query A($siteId: ID!) { publishedSite(siteId: $siteId) { siteId } } query B($siteId: ID!) { site(id: $siteId) { id } }`, { siteId }, { operationName: 'A' });
+    expect(named.json).toEqual({ data: { publishedSite: { siteId } } });
   });
 
   it('runs a trusted document (the REST published read) by id over GET without a token', async () => {

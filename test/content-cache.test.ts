@@ -39,7 +39,7 @@ async function addPages(spaceId: string, count: number, from = 0) {
   }
 }
 
-const TREE = `query($id: ID!) { space(id: $id) { revision { id allPages { id title } } } }`;
+const TREE = `query($id: ID!) { space(id: $id) { revision { id allPages { id: pageId title } } } }`;
 
 describe('a tree load that fails is never cached', () => {
   it('a statement timeout during the load is a 503; after recovery every page shows (GraphQL and REST)', async () => {
@@ -149,7 +149,7 @@ describe('GET …/content/pages carries bodies (the contract), bounded', () => {
     const gql = await t.gql(`query($id: ID!) { space(id: $id) { revision { allPages { id markdown } } } }`, { id: big });
     expect(gql.errors?.[0].extensions?.code).toBe('BAD_REQUEST');
     // Without bodies the list is fine; and every page reads alone, its own body only.
-    const tree = await t.gql(`query($id: ID!) { space(id: $id) { revision { allPages { id title } } } }`, { id: big });
+    const tree = await t.gql(`query($id: ID!) { space(id: $id) { revision { allPages { id: pageId title } } } }`, { id: big });
     expect(tree.data.space.revision.allPages).toHaveLength(3);
     for (const [i, p] of tree.data.space.revision.allPages.entries()) {
       const r = await t.rest('GET', `/v1/spaces/${big}/content/page/${p.id}`);

@@ -126,7 +126,7 @@ describe('space links', () => {
   it('GraphQL: Revision.links and RevisionPage.links with stats', async () => {
     const r = await t.gql(
       `query($id: ID!) { space(id: $id) { revision {
-        links(status: broken) { totalCount stats { total broken } nodes { status relation target { kind raw pageId fileId } locations { id } } }
+        links(status: broken) { totalCount stats { total broken } nodes { status relation target { kind raw pageId fileId } locations { pageId } } }
         pages { title links(first: 1) { totalCount pageInfo { hasNextPage } } }
       } } }`,
       { id: spaceId },
@@ -134,7 +134,7 @@ describe('space links', () => {
     expect(r.errors).toBeUndefined();
     const links = r.data.space.revision.links;
     expect(links.stats.broken).toBe(links.totalCount);
-    expect(links.nodes.every((n: any) => n.status === 'broken' && n.locations[0].id === guide)).toBe(true);
+    expect(links.nodes.every((n: any) => n.status === 'broken' && n.locations[0].pageId === guide)).toBe(true);
     const g = r.data.space.revision.pages.find((p: any) => p.title === 'Guide');
     expect(g.links.totalCount).toBeGreaterThan(1);
     expect(g.links.pageInfo.hasNextPage).toBe(true);

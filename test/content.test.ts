@@ -373,7 +373,7 @@ describe('GraphQL', () => {
     await edit(spaceId, [{ operation: 'insert_page', into: a, title: 'B', document: { markdown: 'beta' } }]);
     const q = await t.gql(
       `query($id: ID!, $page: String!) { space(id: $id) { revision { id type parents createdAt
-        pages { id title type slug path markdown pages { title path pages { title } } }
+        pages { pageId title type slug path markdown pages { title path pages { title } } }
         page(id: $page) { title document }
         files(first: 10) { totalCount nodes { id name downloadURL } }
         urls { app } } } }`,
@@ -381,7 +381,7 @@ describe('GraphQL', () => {
     );
     expect(q.errors).toBeUndefined();
     const rev = q.data.space.revision;
-    expect(rev.pages).toEqual([{ id: a, title: 'A', type: 'document', slug: 'a', path: 'a', markdown: 'alpha', pages: [{ title: 'B', path: 'a/b', pages: [] }] }]);
+    expect(rev.pages).toEqual([{ pageId: a, title: 'A', type: 'document', slug: 'a', path: 'a', markdown: 'alpha', pages: [{ title: 'B', path: 'a/b', pages: [] }] }]);
     expect(rev.page.document.object).toBe('document');
     expect(rev.files.totalCount).toBe(1);
     const n = await t.gql(`query($id: ID!) { node(id: $id) { id ... on Revision { pages { title } } } }`, { id: rev.id });

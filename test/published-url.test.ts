@@ -88,7 +88,7 @@ beforeAll(async () => {
 const LOOKUP = `query($url: String!, $shareKey: String, $visitor: JSON) {
   publishedContentByUrl(url: $url, shareKey: $shareKey, visitor: $visitor) {
     redirect target pathname basePath siteBasePath canonicalUrl complete revisionId organizationId
-    site { id title } siteSection { id path } siteSpace { id path } space { id } page { id title path }
+    site { id: siteId title } siteSection { id path } siteSpace { id path } space { id } page { id: pageId title path }
   } }`;
 
 async function lookup(url: string, opts: { token?: string | null; shareKey?: string; visitor?: unknown } = {}) {
@@ -203,8 +203,8 @@ describe('publishedContentByUrl: readers', () => {
     const outsider = await t.createUser();
     const r = await t.gql(
       `query($url: String!) { publishedContentByUrl(url: $url) {
-        site { id sections { id } } siteSection { id condition siteSpaces { id } } siteSpace { id title urls { published } } space { id title }
-        page { id title path } } }`,
+        site { id: siteId sections { id } } siteSection { id condition siteSpaces { id } } siteSpace { id title urls { published } } space { id title }
+        page { id: pageId title path } } }`,
       { url: 'https://docs.example.com/product/guides/v1/guide' },
       outsider.token,
     );

@@ -141,10 +141,10 @@ describe('reading a share-link site with shareKey', () => {
     await t.client().orgs.publishSite(t.org.id, siteId);
 
     // GraphQL answers the same way.
-    const q = `query($id: ID!, $key: String) { publishedSite(siteId: $id, shareKey: $key) { id structure { type } } }`;
+    const q = `query($id: ID!, $key: String) { publishedSite(siteId: $id, shareKey: $key) { siteId structure { type } } }`;
     const viaGql = await t.gql(q, { id: siteId, key }, outsider.token);
     expect(viaGql.errors).toBeUndefined();
-    expect(viaGql.data.publishedSite.id).toBe(siteId);
+    expect(viaGql.data.publishedSite.siteId).toBe(siteId);
     expect((await t.gql(q, { id: siteId, key: 'shk_wrong' }, outsider.token)).errors?.[0].extensions?.code).toBe('NOT_FOUND');
 
     // Deleted: gone at once.

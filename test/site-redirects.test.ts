@@ -216,7 +216,7 @@ describe('access', () => {
 });
 
 describe('automatic redirects when a page moves', () => {
-  const lookup = (url: string) => t.gql(`query($url: String!) { publishedContentByUrl(url: $url) { redirect target page { id } } }`, { url });
+  const lookup = (url: string) => t.gql(`query($url: String!) { publishedContentByUrl(url: $url) { redirect target page { id: pageId } } }`, { url });
   const base = () => `${t.app.config.publicUrl}/sites/${site.siteId}/${site.ssPath}`;
   const redirectAt = (source: string) => t.app.prisma.siteRedirect.findUnique({ where: { siteId_source: { siteId: site.siteId, source } } });
 

@@ -299,9 +299,9 @@ describe('GraphQL', () => {
     const pub = await createSite(t, { title: 'Open docs', visibility: 'public', spaces: 'sample' });
     await t.client().orgs.publishSite(t.org.id, pub.id);
     await t.client().orgs.regenerateSitePublishingAuthById(t.org.id, pub.id);
-    const outside = await t.gql(`query($id: ID!) { publishedSite(siteId: $id) { id visitorAuth { backend keys { id } } } }`, { id: pub.id }, outsider.token);
+    const outside = await t.gql(`query($id: ID!) { publishedSite(siteId: $id) { siteId visitorAuth { backend keys { id } } } }`, { id: pub.id }, outsider.token);
     expect(outside.errors).toBeUndefined();
-    expect(outside.data.publishedSite).toEqual({ id: pub.id, visitorAuth: null });
+    expect(outside.data.publishedSite).toEqual({ siteId: pub.id, visitorAuth: null });
   });
 });
 

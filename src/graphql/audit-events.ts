@@ -20,7 +20,7 @@ const AuditEventActor = builder.simpleObject('AuditEventActor', {
   description: 'Who made a change.',
   fields: (t) => ({
     type: t.string({ description: '`user`, or `system` for background jobs and the admin command line.' }),
-    id: t.string({ description: 'The user id, or `system`.' }),
+    id: t.string({ description: 'The user id, or `system`.', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `actorId`.' }),
     label: t.string({ nullable: true, description: 'The user’s display name when the event was recorded; null for the system.' }),
   }),
 });
@@ -29,10 +29,15 @@ const AuditEventTarget = builder.simpleObject('AuditEventTarget', {
   description: 'The object a change affected.',
   fields: (t) => ({
     type: t.string({ description: 'Kind of object: `space`, `site`, `change_request`, `member`, …' }),
-    id: t.string({ description: 'Its id (for a member, the user id).' }),
+    id: t.string({ description: 'Its id (for a member, the user id).', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `objectId`.' }),
     label: t.string({ nullable: true, description: 'Its title when the event was recorded, when it has one.' }),
   }),
 });
+
+// The ids of the actor and the target, named for what they are: a wrapper's own `id` would reuse
+// the user's, space's, site's… id (docs/decisions.md, "Front-end clients: one object, one id").
+builder.objectField(AuditEventActor, 'actorId', (t) => t.string({ description: 'The user id (`user_…`), or `system`.', resolve: (a) => a.id }));
+builder.objectField(AuditEventTarget, 'objectId', (t) => t.string({ description: 'The affected object\'s id (for a member, the user id).', resolve: (a) => a.id }));
 
 const AuditEventUrls = builder.simpleObject('AuditEventUrls', {
   description: 'Addresses of an audit event.',

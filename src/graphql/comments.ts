@@ -117,7 +117,8 @@ type TargetPage = { id: string; title: string; emoji: string | null; path: strin
 const TargetPageRef = builder.objectRef<TargetPage>('CommentTargetPage').implement({
   description: 'The page a comment is about, as it is now (or as it was, when deleted).',
   fields: (t) => ({
-    id: t.string({ description: 'Page id (`page_…`).', resolve: (p) => p.id }),
+    pageId: t.string({ description: 'Page id (`page_…`).', resolve: (p) => p.id }),
+    id: t.string({ description: 'Page id (`page_…`).', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `pageId`.', resolve: (p) => p.id }),
     title: t.string({ description: 'Page title (`Deleted page` when gone and unknown).', resolve: (p) => p.title }),
     emoji: t.string({ nullable: true, description: 'Page emoji; null when none.', resolve: (p) => p.emoji }),
     path: t.string({ description: 'Page path in the space (its slug when deleted).', resolve: (p) => p.path }),

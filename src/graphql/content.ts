@@ -7,6 +7,7 @@
 // (or `loadRevisionsBatched`) from other areas instead of querying revisions yourself.
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode, type FragmentDefinitionNode } from 'graphql';
 import { builder } from './builder.ts';
+import { revisionPageId } from './view-ids.ts';
 import { Keyset, keysetConnection } from './cursors.ts';
 import { loadById, loader, loadSpaceById } from './common.ts';
 import type { Context } from './context.ts';
@@ -447,7 +448,14 @@ export function linkPageTarget(href: string | null | undefined): Record<string, 
 RevisionPageRef.implement({
   description: 'A page of a revision: a document, a group of pages or a link. Nest `pages` as deep as you need.',
   fields: (t) => ({
-    id: t.string({ description: 'Page id (`page_…`), stable across revisions.', resolve: (p) => p.id }),
+    // Revision-scoped (a page differs from one revision to the next, and between a reader's
+    // filtered view and the full tree): `rpg_<revisionId>_<pageId>`, plus a view key for readers.
+    id: t.string({
+      description:
+        'This page as read in this revision: `rpg_<revisionId>_<pageId>` (with `~<view>` when read through a filtered view, e.g. a visitor). Unique per revision and view, so client caches keep the same page of two revisions apart. The stable page id is `pageId`.',
+      resolve: (p) => revisionPageId(p.content.revision.id, p.id, p.content.reader?.claims),
+    }),
+    pageId: t.string({ description: 'Page id (`page_…`), stable across revisions: what `Revision.page(id:)`, `parentId` and REST use.', resolve: (p) => p.id }),
     title: t.string({ description: 'Page title.', resolve: (p) => p.version.title }),
     emoji: t.string({ nullable: true, description: 'Page emoji; null when none.', resolve: (p) => p.version.emoji }),
     icon: t.string({ nullable: true, description: 'Page icon name or URL; null when none.', resolve: (p) => p.version.icon }),
@@ -455,7 +463,7 @@ RevisionPageRef.implement({
     slug: t.string({ description: 'Last path segment of the page, e.g. `setup`.', resolve: (p) => p.version.slug }),
     path: t.string({ description: 'Slug chain from the root, e.g. `guide/setup`.', resolve: (p) => p.path }),
     description: t.string({ nullable: true, description: 'Short summary shown under the title; null when none.', resolve: (p) => p.version.description }),
-    parentId: t.string({ nullable: true, description: 'Parent page id; null at the root.', resolve: (p) => p.parentId }),
+    parentId: t.string({ nullable: true, description: 'Page id (`page_…`, the parent\'s `pageId`) of the parent page; null at the root.', resolve: (p) => p.parentId }),
     depth: t.int({ description: '0 at the root.', resolve: (p) => p.depth }),
     revisionId: t.string({ description: 'The revision this page was read from.', resolve: (p) => p.content.revision.id }),
     versionId: t.string({ description: 'Id of this immutable page version (shared between revisions).', resolve: (p) => p.version.id }),
@@ -617,8 +625,8 @@ export const RevisionRef = builder.prismaNode('Revision', {
     page: t.field({
       type: RevisionPageRef,
       nullable: true,
-      description: 'A page by id; null when not in this revision. REST: GET /v1/spaces/{spaceId}/content/page/{pageId}.',
-      args: { id: t.arg.string({ required: true, description: 'Page id (`page_…`).' }) },
+      description: 'A page by its page id (`pageId`, `page_…`, not the revision-scoped `id`); null when not in this revision. REST: GET /v1/spaces/{spaceId}/content/page/{pageId}.',
+      args: { id: t.arg.string({ required: true, description: 'Page id (`page_…`, a page\'s `pageId`).' }) },
       // The tree without bodies: a selected body loads for this page (and its descendants) only.
       resolve: async (r, { id }, ctx) => (await readerContent(ctx, r, { withMarkdown: false })).byId.get(id) ?? null,
     }),

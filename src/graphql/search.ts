@@ -13,7 +13,7 @@ const SearchUrls = builder.simpleObject('SearchResultUrls', {
 const SearchSectionResult = builder.simpleObject('SearchSectionResult', {
   description: 'A section of a page (split at headings) that matches the query.',
   fields: (t) => ({
-    id: t.string({ description: 'Section id: `{pageId}#{anchor}`, or the page id for text before the first heading.' }),
+    id: t.string({ description: 'Section id (see `sectionId`).', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `sectionId`.' }),
     title: t.string({ description: 'The section heading (the page title for text before the first heading).' }),
     path: t.string({ description: 'Page path plus the section anchor.' }),
     body: t.string({ description: 'An excerpt of the section text.' }),
@@ -24,7 +24,7 @@ const SearchSectionResult = builder.simpleObject('SearchSectionResult', {
 const SearchPageResult = builder.simpleObject('SearchPageResult', {
   description: 'A page that matches the query, with its matching sections.',
   fields: (t) => ({
-    id: t.string({ description: 'The page id.' }),
+    id: t.string({ description: 'The page id.', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `pageId`.' }),
     title: t.string({ description: 'The page title.' }),
     path: t.string({ description: 'The page path in its space, e.g. `guides/install`.' }),
     sections: t.field({ type: [SearchSectionResult], description: 'Matching sections of the page, best first.' }),
@@ -35,11 +35,17 @@ const SearchPageResult = builder.simpleObject('SearchPageResult', {
 const SearchSpaceResult = builder.simpleObject('SearchSpaceResult', {
   description: 'A space with matching pages.',
   fields: (t) => ({
-    id: t.string({ description: 'The space id.' }),
+    id: t.string({ description: 'The space id.', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `spaceId`.' }),
     title: t.string({ description: 'The space title.' }),
     pages: t.field({ type: [SearchPageResult], description: 'Matching pages of the space, best first.' }),
   }),
 });
+
+// The stable ids of what a result shows, named for what they are: a result's own `id` would
+// reuse the page's or space's id (docs/decisions.md, "Front-end clients: one object, one id").
+builder.objectField(SearchSectionResult, 'sectionId', (t) => t.string({ description: 'Section id: `{pageId}#{anchor}`, or the page id for text before the first heading.', resolve: (r) => r.id }));
+builder.objectField(SearchPageResult, 'pageId', (t) => t.string({ description: 'The page id (`page_…`).', resolve: (r) => r.id }));
+builder.objectField(SearchSpaceResult, 'spaceId', (t) => t.string({ description: 'The space id (`space_…`).', resolve: (r) => r.id }));
 
 // The domain pages by (rank, id); its cursor travels inside a checked one naming the list.
 const SEARCH_ORDER = [['key', 'asc']] as const;

@@ -25,7 +25,7 @@ const SiteSearchUrls = builder.simpleObject('SiteSearchUrls', {
 const SiteSearchResultSection = builder.simpleObject('SiteSearchResultSection', {
   description: 'The site section a result is in.',
   fields: (t) => ({
-    id: t.string({ description: 'The section (`sitesc_…`).' }),
+    id: t.string({ description: 'The section (`sitesc_…`).', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `siteSectionId`.' }),
     title: t.string({ description: 'Its title, as visitors see it.' }),
     path: t.string({ description: 'Its URL segment in the site.' }),
   }),
@@ -34,7 +34,7 @@ const SiteSearchResultSection = builder.simpleObject('SiteSearchResultSection', 
 const SiteSearchResultSiteSpace = builder.simpleObject('SiteSearchResultSiteSpace', {
   description: 'The site space a result is in.',
   fields: (t) => ({
-    id: t.string({ description: 'The site space (`sitesp_…`).' }),
+    id: t.string({ description: 'The site space (`sitesp_…`).', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `siteSpaceId`.' }),
     path: t.string({ description: 'Its URL segment in its section (or the site).' }),
     title: t.string({ description: 'Its title (the space\'s).' }),
   }),
@@ -43,13 +43,21 @@ const SiteSearchResultSiteSpace = builder.simpleObject('SiteSearchResultSiteSpac
 const SiteSearchMatch = builder.simpleObject('SiteSearchMatch', {
   description: 'A section of the page (split at headings) matching the query.',
   fields: (t) => ({
-    id: t.string({ description: '`{pageId}#{anchor}`, or the page id for text before the first heading.' }),
+    id: t.string({ description: '`{pageId}#{anchor}`, or the page id for text before the first heading.', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `sectionId`.' }),
     title: t.string({ description: 'The heading (the page title for text before the first heading).' }),
     path: t.string({ description: 'Page path plus the anchor.' }),
     body: t.string({ description: 'An excerpt of the section text around the first query word.' }),
     urls: t.field({ type: SiteSearchUrls, description: 'Where to open the section.' }),
   }),
 });
+
+// The ids of what a result shows, named for what they are: a wrapper's own `id` would reuse the
+// site section's, site space's or page's id (docs/decisions.md, "Front-end clients: one object, one id").
+builder.objectField(SiteSearchResultSection, 'siteSectionId', (t) => t.string({ description: 'The section (`sitesc_…`).', resolve: (r) => r.id }));
+builder.objectField(SiteSearchResultSiteSpace, 'siteSpaceId', (t) => t.string({ description: 'The site space (`sitesp_…`).', resolve: (r) => r.id }));
+builder.objectField(SiteSearchMatch, 'sectionId', (t) =>
+  t.string({ description: 'The page section: `{pageId}#{anchor}`, or the page id for text before the first heading.', resolve: (r) => r.id }),
+);
 
 const SiteSearchResultRef = builder.simpleObject('SiteSearchResult', {
   description: 'A page of the site matching the query, where the reader finds it.',

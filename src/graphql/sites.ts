@@ -35,6 +35,7 @@ import {
   updateSite,
 } from '../domain/sites.ts';
 import { isVisibleTo, VisitorInput, type VisitorClaims } from '../domain/site-order.ts';
+import { baseIdOf, viewKey, viewScopedId } from './view-ids.ts';
 
 // ------------------------------------------------------------------ view tags and access memo
 
@@ -216,12 +217,31 @@ function defaultSpaceIdOf(ctx: Context, site: Pick<Site, 'id' | 'defaultSiteSpac
   }).load(`${site.id}|${site.defaultSiteSpaceId ?? ''}|${site.defaultSiteSectionId ?? ''}`);
 }
 
+/**
+ * The key of the view a site row is read in: undefined for the editor's view (everything,
+ * conditions shown), else a digest of the claims, share key and membership it is filtered by.
+ */
+export function siteViewKey(ctx: Context, row: object): string | undefined {
+  const view = viewFor(ctx, row);
+  if (!view || (view.claims == null && view.shareKey == null && view.member)) return undefined;
+  return viewKey({ claims: view.claims, shareKey: view.shareKey, member: view.member });
+}
+
 export const SiteRef = builder.prismaNode('Site', {
-  id: { field: 'id' },
+  // One object, one id: a filtered view (a visitor preview, a reader who is not a member) shows
+  // other sections than the editor's view, so it answers `site_…~<view>`; `siteId` is the site.
+  id: {
+    description: 'This site as read here: the site id (`site_…`) in the editor\'s view, `site_…~<view>` in a filtered view (a `visitor` preview, a published reader who is not a member), so client caches keep the views apart. The site itself is `siteId`.',
+    resolve: (s, ctx) => viewScopedId(s.id, siteViewKey(ctx, s)),
+  },
   nullable: true,
-  findUnique: async (id, ctx) => ({ id: (await ctx.access.canSeeSite(id)) ? id : '' }),
+  findUnique: async (raw, ctx) => {
+    const id = baseIdOf(raw);
+    return { id: (await ctx.access.canSeeSite(id)) ? id : '' };
+  },
   description: 'A published docs site: sections, section groups and site spaces, each showing a space.',
   fields: (t) => ({
+    siteId: t.exposeString('id', { description: 'The site id (`site_…`), the same in every view: what REST and the `siteId` arguments take.' }),
     organizationId: t.exposeString('organizationId'),
     organization: t.relation('organization'),
     type: t.expose('type', { type: SiteTypeEnum }),

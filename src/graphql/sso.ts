@@ -49,11 +49,15 @@ const SamlProviderPermissions = builder.simpleObject('SamlProviderPermissions', 
 const SsoProviderLogin = builder.simpleObject('SsoProviderLogin', {
   description: 'An active provider members can sign in with.',
   fields: (t) => ({
-    id: t.id({ description: 'The SAML provider id (`saml_…`).' }),
+    id: t.id({ description: 'The SAML provider id (`saml_…`).', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `samlProviderId`.' }),
     label: t.string({ description: 'Its label, to show on the sign-in button.' }),
     startURL: t.string({ description: 'Open this URL to sign in with it.' }),
   }),
 });
+
+// The provider's id, named for what it is: the login's own `id` would reuse the SamlProvider's
+// (docs/decisions.md, "Front-end clients: one object, one id").
+builder.objectField(SsoProviderLogin, 'samlProviderId', (t) => t.string({ description: 'The SAML provider id (`saml_…`).', resolve: (l) => String(l.id) }));
 
 export const SamlProviderRef = builder.prismaNode('SamlProvider', {
   id: { field: 'id' },

@@ -210,7 +210,8 @@ async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefi
 const LiveEventRef = builder.objectRef<LiveEventRow>('LiveEvent').implement({
   description: 'An entry of the event log behind a live update: what changed, when, in log order.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'The event’s id (a UUID; the audit log’s event id).' }),
+    id: t.exposeID('id', { description: 'The event’s id (a UUID; the audit log’s event id).', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `eventId`.' }),
+    eventId: t.exposeString('id', { description: 'The event’s id (a UUID): the id of the `AuditEvent` recording it.' }),
     seq: t.string({
       description: 'Position in the event log (increasing). Event streams send it as `id:`; reconnect with `Last-Event-ID` (or `after`) set to it to resume.',
       resolve: (e) => String(e.seq),

@@ -179,8 +179,8 @@ fragment SiteSpace on SiteSpace {
     title
     revision {
       id
-      # Every page, parents before children; rebuild the tree with parentId/depth.
-      allPages { id title slug path type parentId depth }
+      # Every page, parents before children; rebuild the tree with pageId/parentId/depth.
+      allPages { id pageId title slug path type parentId depth }
     }
   }
 }

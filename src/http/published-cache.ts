@@ -56,7 +56,7 @@ import type { SharedAnswer, SharedCaching } from './conditional.ts';
 export const CACHEABLE_FIELDS: Record<string, readonly string[]> = {
   Query: ['publishedSite'],
   Site: [
-    'id', 'organizationId', 'type', 'title', 'visibility', 'published', 'basename', 'hostname', 'proxy', 'adaptiveContent',
+    'id', 'siteId', 'organizationId', 'type', 'title', 'visibility', 'published', 'basename', 'hostname', 'proxy', 'adaptiveContent',
     'agentsContext', 'createdAt', 'updatedAt', 'defaultSiteSectionId', 'defaultSiteSpaceId', 'defaultSpaceId', 'siteSpaceCount',
     'urls', 'structure', 'sections', 'sectionGroups', 'siteSpaces',
   ],
@@ -76,7 +76,7 @@ export const CACHEABLE_FIELDS: Record<string, readonly string[]> = {
   // Revisions and page versions are immutable: the space's revision id stands for them.
   Revision: ['id', 'parents', 'type', 'createdAt', 'spaceId', 'variables', 'reusableContents', 'pages', 'allPages', 'page', 'pageByPath'],
   RevisionPage: [
-    'id', 'title', 'emoji', 'icon', 'type', 'slug', 'path', 'description', 'parentId', 'depth', 'revisionId', 'versionId', 'markdown',
+    'id', 'pageId', 'title', 'emoji', 'icon', 'type', 'slug', 'path', 'description', 'parentId', 'depth', 'revisionId', 'versionId', 'markdown',
     'href', 'hidden', 'noIndex', 'noRobotsIndex', 'condition', 'layout', 'createdAt', 'updatedAt', 'pages', 'descendants',
   ],
 };

@@ -8,7 +8,7 @@ const ORG = '/v1/orgs/:organizationId';
 /** The contract's page size: 1–100, 20 by default. */
 const AUDIT_PAGE_SIZE = 20;
 
-export const AUDIT_EVENT_FIELDS = 'id action occurredAt source actor { type id label } target { type id label } urls { location }';
+export const AUDIT_EVENT_FIELDS = 'id action occurredAt source actor { type id: actorId label } target { type id: objectId label } urls { location }';
 
 export function toRestAuditEvent(e: any) {
   return {

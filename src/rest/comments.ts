@@ -18,7 +18,7 @@ const ENTRY_FIELDS = `
 const COMMENT_FIELDS = `
   ${ENTRY_FIELDS}
   replyCount status resolvedAt resolvedBy { ${USER_FIELDS} }
-  target { space revision changeRequest node page { id title emoji path outdated createdAt updatedAt } }
+  target { space revision changeRequest node page { id: pageId title emoji path outdated createdAt updatedAt } }
 `;
 
 function toRestEntry(c: any) {

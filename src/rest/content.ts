@@ -26,7 +26,7 @@ import { badRequest, notFound } from '../lib/errors.ts';
 
 export const FILE_FIELDS = 'id name contentType downloadURL size dimensions { width height }';
 
-const PAGE_BASE_FIELDS = 'id parentId title emoji icon type slug path description href target hidden noIndex noRobotsIndex layout createdAt updatedAt urls { app }';
+const PAGE_BASE_FIELDS = 'id: pageId parentId title emoji icon type slug path description href target hidden noIndex noRobotsIndex layout createdAt updatedAt urls { app }';
 /** A page with its markdown body (no children: use `allPages`/`descendants` and `toRestPageTree`). */
 export const PAGE_FIELDS = `${PAGE_BASE_FIELDS} markdown`;
 /** Same, with the body chosen by a `$asDocument: Boolean!` variable the document must declare. */

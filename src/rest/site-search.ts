@@ -53,7 +53,7 @@ const URLS = 'urls { app }';
 const DOCUMENT = `query($id: ID!, $org: ID!, $q: String!, $shareKey: String, $visitor: JSON, $scope: SiteSearchScopeInput, $first: Int, $after: String) {
   searchSite(siteId: $id, organizationId: $org, query: $q, shareKey: $shareKey, visitor: $visitor, scope: $scope, first: $first, after: $after) {
     ${CONNECTION_FIELDS}
-    nodes { siteSpace { id title } spaceId pageId title path sections { id title path body ${URLS} } ${URLS} }
+    nodes { siteSpace { id: siteSpaceId title } spaceId pageId title path sections { id: sectionId title path body ${URLS} } ${URLS} }
   }
 }`;
 

@@ -210,7 +210,7 @@ export const routes: RestRoute[] = [
     openapi: { operationId: 'getSiteSectionById', summary: 'Get a site section', response: 'SiteSection' },
     document: `query($site: ID!, $org: ID!, $id: ID!) {
       site(id: $site, organizationId: $org) { id }
-      node(id: $id) { ... on SiteSection { site { id } ${SECTION_FIELDS} } } }`,
+      node(id: $id) { ... on SiteSection { site { id: siteId } ${SECTION_FIELDS} } } }`,
     variables: ({ params }) => ({ site: params.siteId, org: params.organizationId, id: params.siteSectionId }),
     result: (d, { params }) => {
       if (!d.node || d.node.site?.id !== params.siteId) throw notFound('Site section');
@@ -307,7 +307,7 @@ export const routes: RestRoute[] = [
     openapi: { operationId: 'getSiteSpaceById', summary: 'Get a site space', response: 'SiteSpace' },
     document: `query($site: ID!, $org: ID!, $id: ID!) {
       site(id: $site, organizationId: $org) { id }
-      node(id: $id) { ... on SiteSpace { site { id } ${SITE_SPACE_FIELDS} } } }`,
+      node(id: $id) { ... on SiteSpace { site { id: siteId } ${SITE_SPACE_FIELDS} } } }`,
     variables: ({ params }) => ({ site: params.siteId, org: params.organizationId, id: params.siteSpaceId }),
     result: (d, { params }) => {
       if (!d.node || d.node.site?.id !== params.siteId) throw notFound('Site space');

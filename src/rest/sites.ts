@@ -12,7 +12,7 @@ const SITE = `${ORG}/sites/:siteId`;
 // ------------------------------------------------------------------ representations
 
 export const SITE_FIELDS = `
-  id organizationId type title visibility published basename hostname proxy { origin target }
+  id: siteId organizationId type title visibility published basename hostname proxy { origin target }
   adaptiveContent { enabled } agentsContext createdAt siteSpaceCount defaultSpaceId
   urls { location app published }
 `;

@@ -79,7 +79,7 @@ export const routes: RestRoute[] = [
     method: 'GET',
     path: `${ORG}/sso`,
     query: noQuery,
-    document: `query($org: ID!) { organization(id: $org) { ssoProviderLogins { id label startURL } } }`,
+    document: `query($org: ID!) { organization(id: $org) { ssoProviderLogins { id: samlProviderId label startURL } } }`,
     variables: ({ params }) => ({ org: params.organizationId }),
     result: (d) => ({ items: d.organization.ssoProviderLogins }),
   },
