@@ -219,10 +219,20 @@ describe('@stream: list items one by one', () => {
     expect(merged).toHaveLength(3);
   });
 
-  it('refuses @stream on a field that is not a list (400, nothing executed)', async () => {
-    const r = await t.gql(`query($siteId: ID!) { publishedSite(siteId: $siteId) { title @stream(initialCount: 1) } }`, { siteId });
-    expect(r.status).toBe(400);
+  it('refuses @stream on a field that is not a list (a request error, nothing executed)', async () => {
+    const query = `query($siteId: ID!) { publishedSite(siteId: $siteId) { title @stream(initialCount: 1) } }`;
+    // Under application/json a request error is a 200 with `errors` and no data (GraphQL over HTTP).
+    const r = await t.gql(query, { siteId });
+    expect(r.status).toBe(200);
+    expect(r.data).toBeUndefined();
     expect(r.errors?.[0].message).toMatch(/stream/i);
+    // Under application/graphql-response+json, a 400.
+    const res = await fetch(`${t.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${t.token}` },
+      body: JSON.stringify({ query, variables: { siteId } }),
+    });
+    expect(res.status).toBe(400);
   });
 });
 
