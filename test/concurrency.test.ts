@@ -85,7 +85,8 @@ async function seeded(round: number) {
   return { spaceId, a, b };
 }
 
-describe('concurrent writers of one change request', () => {
+// Twenty rounds of real concurrent requests each: correctness, not speed, so room for a busy machine.
+describe('concurrent writers of one change request', { timeout: 120_000 }, () => {
   it(`merge vs content batch on the same change request (${ROUNDS} rounds): no 5xx, no lost batch`, async () => {
     const tally = { batchFirst: 0, refused: 0 };
     for (let round = 0; round < ROUNDS; round++) {

@@ -150,12 +150,13 @@ describe('OpenAPI specifications: processing', () => {
     loop.enable();
     const res = await t.rest('PUT', `${base()}/big`, { source: { url: `${fixtureBase}/big.yaml` } });
     expect(res.status, res.text).toBe(201);
-    const done = await waitProcessed('big');
+    // Generous: the job shares a busy CI machine's two cores; the assertion is the event loop's, not the job's speed.
+    const done = await waitProcessed('big', 100_000);
     loop.disable();
     expect(done.lastProcessErrorCode).toBeUndefined();
     expect(done.lastVersion).toMatch(/^oasv_/);
     expect(loop.max / 1e6).toBeLessThan(1000);
-  }, 60_000);
+  }, 120_000);
 
   it('re-fetches on PUT with the same source: unchanged content adds no version, changed content adds one', async () => {
     const before = await waitProcessed('petstore');
