@@ -400,3 +400,12 @@ export function isVisibleTo(condition: string | null | undefined, claims: Visito
   if (!claims || !condition) return true;
   return evaluateCondition(condition, claims);
 }
+
+/** Whether a site space shows to a reader: its own condition and its section's (none at the root level) both pass. */
+export function siteSpaceVisibleTo(
+  siteSpace: { condition: string | null },
+  section: { condition: string | null } | null | undefined,
+  claims: VisitorClaims | null | undefined,
+): boolean {
+  return isVisibleTo(siteSpace.condition, claims) && isVisibleTo(section?.condition, claims);
+}

@@ -21,7 +21,7 @@ import { Prisma, type Site } from '../generated/prisma/client.ts';
 import type { DomainContext } from './context.ts';
 import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { describePages, hitsCte, SearchQuery, type Hit } from './search.ts';
-import { isVisibleTo, VisitorInput } from './site-order.ts';
+import { siteSpaceVisibleTo, VisitorInput } from './site-order.ts';
 import { contentForReader, type RevisionContent } from './content.ts';
 import type { SiteReader } from '../auth/audience.ts';
 
@@ -134,7 +134,7 @@ export async function searchSite(ctx: DomainContext, args: SiteSearchArgs, loadT
     },
     orderBy: [{ position: 'asc' }, { id: 'asc' }],
   })) as SiteSpaceRow[];
-  const seen = all.filter((s) => isVisibleTo(s.condition, reader.claims) && (!s.section || isVisibleTo(s.section.condition, reader.claims)));
+  const seen = all.filter((s) => siteSpaceVisibleTo(s, s.section, reader.claims));
   const searched = inScope(seen, scope, site.defaultSiteSpaceId);
   const empty = { site, reader, items: [], hasNextPage: false, totalCount: 0 };
   if (searched.length === 0) return empty;

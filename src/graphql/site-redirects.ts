@@ -17,7 +17,7 @@ import {
   upsertSiteRedirects,
   type RedirectDestination,
 } from '../domain/site-redirects.ts';
-import { isVisibleTo, type VisitorClaims } from '../domain/site-order.ts';
+import { isVisibleTo, siteSpaceVisibleTo, type VisitorClaims } from '../domain/site-order.ts';
 import { contentForReader } from '../domain/content.ts';
 
 export const SiteRedirectDestinationKindEnum = builder.enumType('SiteRedirectDestinationKind', {
@@ -95,7 +95,7 @@ export async function redirectTarget(ctx: Context, site: UrlSite, d: RedirectDes
     where: { id: d.siteSpaceId, siteId: site.id, space: { deletedAt: null } },
     select: { id: true, path: true, condition: true, section: { select: { path: true, defaultSiteSpaceId: true, condition: true } }, space: { select: { revisionId: true } } },
   });
-  if (!ss || !isVisibleTo(ss.condition, claims) || !isVisibleTo(ss.section?.condition, claims)) return null;
+  if (!ss || !siteSpaceVisibleTo(ss, ss.section, claims)) return null;
   const prefix = siteSpacePrefix(ss);
   if (d.kind === 'site_space') return `${base}${prefix}`;
   if (!ss.space.revisionId) return null;

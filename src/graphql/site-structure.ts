@@ -12,7 +12,7 @@ import { DeletePayload, dropUndefined, loader, OWN_ORGANIZATION_ID } from './com
 import type { Context } from './context.ts';
 import type { SiteSection, SiteSectionGroup, SiteSpace, Space } from '../generated/prisma/client.ts';
 import { SpaceRef } from './spaces.ts';
-import { isVisibleTo } from '../domain/site-order.ts';
+import { isVisibleTo, siteSpaceVisibleTo } from '../domain/site-order.ts';
 import type { SiteAction } from '../auth/access.ts';
 import { typeOfId } from '../lib/ids.ts';
 import {
@@ -288,7 +288,7 @@ const readerGroupIds = (snap: StructureSnapshot, view: View | undefined) => {
 const readerSiteSpaceIds = (snap: StructureSnapshot, view: View | undefined, onlyDefault: boolean | undefined) =>
   orderedSiteSpaceIds(snap, onlyDefault).filter((id) => {
     const ss = snap.siteSpaces.get(id)!;
-    return isVisibleTo(ss.condition, view?.claims) && (!ss.sectionId || isVisibleTo(snap.sections.get(ss.sectionId)?.condition, view?.claims));
+    return siteSpaceVisibleTo(ss, ss.sectionId ? snap.sections.get(ss.sectionId) : null, view?.claims);
   });
 
 // ------------------------------------------------------------------ Site.structure and the ordered lists

@@ -34,7 +34,7 @@ import {
   unpublishSite,
   updateSite,
 } from '../domain/sites.ts';
-import { isVisibleTo, VisitorInput, type VisitorClaims } from '../domain/site-order.ts';
+import { isVisibleTo, siteSpaceVisibleTo, VisitorInput, type VisitorClaims } from '../domain/site-order.ts';
 import { baseIdOf, viewKey, viewScopedId } from './view-ids.ts';
 
 // ------------------------------------------------------------------ view tags and access memo
@@ -273,7 +273,7 @@ export const SiteRef = builder.prismaNode('Site', {
       resolve: (s, _a, ctx) => {
         const claims = viewFor(ctx, s)?.claims;
         return (s.siteSpaces as Array<{ condition: string | null; section: { condition: string | null } | null }>).filter(
-          (ss) => isVisibleTo(ss.condition, claims) && isVisibleTo(ss.section?.condition, claims),
+          (ss) => siteSpaceVisibleTo(ss, ss.section, claims),
         ).length;
       },
     }),
