@@ -21,7 +21,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 import type { Member, Role, Space, Collection, Site, TeamRole, User } from '../generated/prisma/client.ts';
 import { AppError, notFound, forbidden, unauthenticated } from '../lib/errors.ts';
 import { atLeast, highestRole } from './roles.ts';
-import { decideReader, requireUnsignedOnly, type SiteReader, type VisitorClaims } from './audience.ts';
+import { assertsSignedClaims, decideReader, requireUnsignedOnly, type SiteReader, type VisitorClaims } from './audience.ts';
 import { verifyVisitorToken } from './visitor-tokens.ts';
 import { evaluateCondition } from '../lib/conditions.ts';
 
@@ -368,8 +368,7 @@ export class Access {
    */
   async siteReader(site: SiteReaderRow | null | undefined, opts: ReaderOptions): Promise<SiteReader> {
     if (!site || (opts.organizationId && site.organizationId !== opts.organizationId)) throw notFound('Site');
-    const scoped = this.viewer?.scope;
-    if (scoped && scoped.siteIds.length > 0 && !scoped.siteIds.includes(site.id)) throw notFound('Site');
+    if (!this.scopeOpens(site.id)) throw notFound('Site');
     const shareKey = opts.shareKey ?? null;
     const [keyValid, member, token] = await Promise.all([
       shareKey === null ? null : this.resolveShareKey(site.id, shareKey).then((r) => r !== null),
@@ -395,6 +394,12 @@ export class Access {
     return reader;
   }
 
+  /** A `published`-scoped token limited to some sites opens only those; any other caller, every site. */
+  private scopeOpens(siteId: string): boolean {
+    const sites = this.viewer?.scope?.siteIds;
+    return !sites || sites.length === 0 || sites.includes(siteId);
+  }
+
   /** The reader this request was decided to be on a site (`siteReader`), if it read it. */
   readerOf(siteId: string): SiteReader | undefined {
     return this.siteReaders.get(siteId);
@@ -416,8 +421,8 @@ export class Access {
   async publishedSiteGate(siteId: string, opts: ReaderOptions): Promise<{ version: string; reader: SiteReader } | null> {
     const shareKey = opts.shareKey ?? null;
     if (shareKey !== null && !plausibleShareKey(shareKey)) return null;
+    if (!this.scopeOpens(siteId)) return null;
     const scoped = this.viewer?.scope;
-    if (scoped && scoped.siteIds.length > 0 && !scoped.siteIds.includes(siteId)) return null;
     const userId = this.viewer && !scoped ? this.viewer.user.id : null;
     const rows = await this.prisma.$queryRaw<GateRow[]>(Prisma.sql`
       SELECT s."id", s."organizationId", s."published", s."visibility"::text AS "visibility", v."version"::text AS "version",
@@ -432,7 +437,7 @@ export class Access {
     const keyValid = shareKey === null ? null : row.keyValid === true;
     if (keyValid === false) return null;
     const member = row.role !== null && !row.disabled && orgAllows({ role: row.role } as Member, 'site:read');
-    if (!member && Object.keys(opts.visitor?.claims ?? {}).some((k) => k !== 'unsigned')) return null;
+    if (!member && assertsSignedClaims(opts.visitor)) return null;
     const token = opts.visitorToken ? await verifyVisitorToken(this.prisma, siteId, opts.visitorToken, opts.now) : null;
     if (token && !token.ok) return null;
     // Raw rows carry the database's enum spelling (`share-link`): the rule reads the model's.

@@ -91,6 +91,11 @@ function withUnsigned(signed: VisitorClaims, requested: VisitorClaims | undefine
   return unsigned && typeof unsigned === 'object' && !Array.isArray(unsigned) ? { ...rest, unsigned } : rest;
 }
 
+/** Whether the caller's `visitor: { claims }` asserts anything beyond `unsigned` (signed claims). */
+export function assertsSignedClaims(requested: { claims?: VisitorClaims } | undefined): boolean {
+  return Object.keys(requested?.claims ?? {}).some((key) => key !== 'unsigned');
+}
+
 /**
  * Refuse signed claims asserted by a caller who is not a member: they come only from a visitor
  * token. A 400 naming the first such claim (`visitor.claims.isEnterprise`).
