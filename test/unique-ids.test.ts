@@ -109,6 +109,15 @@ let crNumber: number;
 let siteId: string;
 const GUIDES = newId('SiteSection');
 const ENTERPRISE = newId('SiteSection');
+// A second site for the objects below a view: a group of two sections, one of them conditioned,
+// and a section with two site spaces, one of them conditioned (so lists differ by view).
+let portalId: string;
+let extrasId: string;
+const PRODUCTS = newId('SiteSectionGroup');
+const PLATFORM = newId('SiteSection');
+const PARTNERS = newId('SiteSection');
+const HANDBOOK_SS = newId('SiteSpace');
+const EXTRAS_SS = newId('SiteSpace');
 
 async function edit(changes: unknown[]) {
   const s = await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } });
@@ -153,6 +162,26 @@ beforeAll(async () => {
       ],
     });
     await tx.siteSpace.create({ data: { id: newId('SiteSpace'), siteId, sectionId: GUIDES, spaceId, path: 'handbook', position: 0 } });
+  });
+  const extras = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'Extras' });
+  expect(extras.status).toBe(201);
+  extrasId = extras.body.id;
+  portalId = newId('Site');
+  await t.app.prisma.$transaction(async (tx) => {
+    await tx.site.create({ data: { id: portalId, organizationId: t.org.id, title: 'Portal', published: true, visibility: 'public', defaultSiteSectionId: PLATFORM } });
+    await tx.siteSectionGroup.create({ data: { id: PRODUCTS, siteId: portalId, title: 'Products', position: 0 } });
+    await tx.siteSection.createMany({
+      data: [
+        { id: PLATFORM, siteId: portalId, groupId: PRODUCTS, title: 'Platform', path: 'platform', position: 0, defaultSiteSpaceId: HANDBOOK_SS },
+        { id: PARTNERS, siteId: portalId, groupId: PRODUCTS, title: 'Partners', path: 'partners', position: 1, condition: 'visitor.claims.unsigned.enterprise' },
+      ],
+    });
+    await tx.siteSpace.createMany({
+      data: [
+        { id: HANDBOOK_SS, siteId: portalId, sectionId: PLATFORM, spaceId, path: 'handbook', position: 0 },
+        { id: EXTRAS_SS, siteId: portalId, sectionId: PLATFORM, spaceId: extrasId, path: 'extras', position: 1, condition: 'visitor.claims.unsigned.enterprise' },
+      ],
+    });
   });
 });
 afterAll(async () => {
@@ -260,5 +289,135 @@ describe('live screens: no id answers two objects', () => {
     expect(editor.space.revision.allPages.map((p: any) => p.title)).toEqual(['FAQ', 'Setup', 'Beta']);
     expect(pages.filter((p: any) => editorIds.has(p.id))).toEqual([]);
     expect(site.id).not.toBe(siteId);
+  });
+});
+
+// ------------------------------------------------------------------ below a filtered view
+
+const SITE_SPACE = `__typename id siteSpaceId title condition space { __typename id spaceId title revision { __typename id revisionId allPages { ${PAGE} } } }`;
+const SECTION = `__typename id siteSectionId title condition siteSpaces { ${SITE_SPACE} }`;
+const PORTAL = `__typename id siteId title
+  sectionGroups { __typename id siteSectionGroupId title sections { ${SECTION} } }
+  sections { ${SECTION} }
+  structure { items { __typename id ... on SiteSectionGroup { siteSectionGroupId title } } }
+  sectionsConnection(first: 10) { nodes { __typename id siteSectionId title } }
+  siteSpacesConnection(first: 10) { nodes { __typename id siteSpaceId title } }`;
+const PORTAL_PANES = `query PortalPanes($site: ID!) {
+  editor: site(id: $site) { ${PORTAL} }
+  preview: site(id: $site, visitor: { claims: {} }) { ${PORTAL} }
+}`;
+
+describe('below a filtered view: sections, groups, site spaces, spaces and revisions', () => {
+  const keyOf = (id: string) => id.slice(id.indexOf('~') + 1);
+
+  it('an editor pane and a visitor preview pane: every object below the preview answers its view’s id', async () => {
+    const ledger = new IdLedger();
+    const data = await gql(PORTAL_PANES, { site: portalId });
+    ledger.add(data, 'portal panes');
+    // The editor's review screen of the same space, in the same cache.
+    ledger.add(await gql(REVIEW, { space: spaceId, cr: String(crNumber) }), 'review');
+    expect(ledger.problems).toEqual([]);
+
+    const { editor, preview } = data;
+    const key = keyOf(preview.id);
+    expect(preview.id).toBe(`${portalId}~${key}`);
+    // The lists differ by view: the preview has one section and one site space fewer, and no Beta page.
+    expect(editor.sectionGroups[0].sections.map((s: any) => s.title)).toEqual(['Platform', 'Partners']);
+    expect(preview.sectionGroups[0].sections.map((s: any) => s.title)).toEqual(['Platform']);
+    expect(editor.sections[0].siteSpaces.map((s: any) => s.title)).toEqual(['Handbook', 'Extras']);
+    expect(preview.sections[0].siteSpaces.map((s: any) => s.title)).toEqual(['Handbook']);
+    expect(editor.sections[0].siteSpaces[0].space.revision.allPages.map((p: any) => p.title)).toEqual(['FAQ', 'Setup', 'Beta']);
+    expect(preview.sections[0].siteSpaces[0].space.revision.allPages.map((p: any) => p.title)).toEqual(['FAQ', 'Setup']);
+
+    // The editor's view keeps the plain ids; the preview answers `<id>~<its view>`; the …Id fields are the plain ids in both.
+    const group = (v: any) => v.sectionGroups[0];
+    const section = (v: any) => v.sections[0];
+    const siteSpace = (v: any) => v.sections[0].siteSpaces[0];
+    const space = (v: any) => siteSpace(v).space;
+    const revision = (v: any) => space(v).revision;
+    const { revisionId } = await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } });
+    for (const [pick, field, plain] of [
+      [group, 'siteSectionGroupId', PRODUCTS],
+      [section, 'siteSectionId', PLATFORM],
+      [siteSpace, 'siteSpaceId', HANDBOOK_SS],
+      [space, 'spaceId', spaceId],
+      [revision, 'revisionId', revisionId],
+    ] as const) {
+      expect([pick(editor).id, pick(editor)[field]], field).toEqual([plain, plain]);
+      expect([pick(preview).id, pick(preview)[field]], field).toEqual([`${plain}~${key}`, plain]);
+    }
+    // One view, one key: the structure's items and the paged lists answer the same ids as the nested lists.
+    expect(preview.structure.items.map((i: any) => i.id)).toEqual([`${PRODUCTS}~${key}`]);
+    expect(preview.sectionsConnection.nodes.map((n: any) => n.id)).toEqual([`${PLATFORM}~${key}`]);
+    expect(preview.siteSpacesConnection.nodes.map((n: any) => n.id)).toEqual([`${HANDBOOK_SS}~${key}`]);
+    expect(editor.siteSpacesConnection.nodes.map((n: any) => n.id)).toEqual([HANDBOOK_SS, EXTRAS_SS]);
+    // The same view answers the same ids on the next read (a cache finds its records again).
+    expect((await gql(PORTAL_PANES, { site: portalId })).preview).toEqual(preview);
+  });
+
+  it('the checker fails on the old shape (plain ids below the preview)', async () => {
+    // The preview pane selecting the stable ids as `id`: what every view answered before.
+    const plain = `query($site: ID!) { preview: site(id: $site, visitor: { claims: {} }) { __typename id sections { __typename id: siteSectionId title siteSpaces { __typename id: siteSpaceId title space { __typename id: spaceId revision { __typename id: revisionId allPages { ${PAGE} } } } } } } }`;
+    const ledger = new IdLedger();
+    ledger.add(await gql(PORTAL_PANES, { site: portalId }), 'panes');
+    ledger.add(await gql(plain, { site: portalId }), 'old shape');
+    expect(ledger.problems.some((p) => p.startsWith(`SiteSection:${PLATFORM}.siteSpaces`))).toBe(true);
+    expect(ledger.problems.some((p) => p.startsWith('Revision:') && p.includes('.allPages'))).toBe(true);
+  });
+
+  it('an anonymous published read: its own ids below the site; REST keeps the contract’s ids', async () => {
+    const ledger = new IdLedger();
+    const published = await gql(
+      `query($site: ID!) { publishedSite(siteId: $site) { ${PORTAL} } }`,
+      { site: portalId },
+      null,
+    );
+    ledger.add(published, 'anonymous');
+    ledger.add(await gql(PORTAL_PANES, { site: portalId }), 'editor panes');
+    expect(ledger.problems).toEqual([]);
+    const site = published.publishedSite;
+    const key = keyOf(site.id);
+    expect(site.sections.map((s: any) => [s.id, s.siteSectionId, s.condition])).toEqual([[`${PLATFORM}~${key}`, PLATFORM, null]]);
+    expect(site.sections[0].siteSpaces[0].space.id).toBe(`${spaceId}~${key}`);
+
+    // REST bodies of the same reads answer the plain ids.
+    const structure = await t.rest('GET', `/v1/orgs/${t.org.id}/sites/${portalId}/published`, undefined, null);
+    expect(structure.status, JSON.stringify(structure.body)).toBe(200);
+    const group = structure.body.structure.structure[0];
+    expect(group.id).toBe(PRODUCTS);
+    expect(group.sections.map((s: any) => s.id)).toEqual([PLATFORM]);
+    expect(group.sections[0].siteSpaces.map((s: any) => [s.id, s.space.id])).toEqual([[HANDBOOK_SS, spaceId]]);
+    const sections = await t.rest('GET', `/v1/orgs/${t.org.id}/sites/${portalId}/sections`, undefined, null);
+    expect(sections.status, JSON.stringify(sections.body)).toBe(200);
+    expect(sections.body.items.map((s: any) => s.id)).toEqual([PLATFORM]);
+    const siteSpaces = await t.rest('GET', `/v1/orgs/${t.org.id}/sites/${portalId}/site-spaces`, undefined, null);
+    expect(siteSpaces.status, JSON.stringify(siteSpaces.body)).toBe(200);
+    expect(siteSpaces.body.items.map((s: any) => [s.id, s.space.id])).toEqual([[HANDBOOK_SS, spaceId]]);
+  });
+
+  it('node(id:) takes a view-scoped id of a section, group, site space, space or revision and answers for this reader', async () => {
+    const { preview } = await gql(PORTAL_PANES, { site: portalId });
+    const NODE = `query($id: ID!) { node(id: $id) { __typename id
+      ... on SiteSection { siteSectionId } ... on SiteSectionGroup { siteSectionGroupId } ... on SiteSpace { siteSpaceId }
+      ... on Space { spaceId } ... on Revision { revisionId } } }`;
+    const space = preview.sections[0].siteSpaces[0].space;
+    // A member's node(id:) reads in the editor's view (a preview is a site argument, not a reader).
+    expect((await gql(NODE, { id: preview.sections[0].id })).node).toEqual({ __typename: 'SiteSection', id: PLATFORM, siteSectionId: PLATFORM });
+    expect((await gql(NODE, { id: preview.sectionGroups[0].id })).node).toEqual({ __typename: 'SiteSectionGroup', id: PRODUCTS, siteSectionGroupId: PRODUCTS });
+    expect((await gql(NODE, { id: preview.sections[0].siteSpaces[0].id })).node).toEqual({ __typename: 'SiteSpace', id: HANDBOOK_SS, siteSpaceId: HANDBOOK_SS });
+    expect((await gql(NODE, { id: space.id })).node).toEqual({ __typename: 'Space', id: spaceId, spaceId });
+    expect((await gql(NODE, { id: space.revision.id })).node).toEqual({ __typename: 'Revision', id: space.revision.revisionId, revisionId: space.revision.revisionId });
+
+    // A reader who is not a member, refetching what it read, gets the same record back: same id, same view.
+    const { token } = await t.as('outsider');
+    const read = (await gql(`query($site: ID!) { publishedSite(siteId: $site) { sections { id siteSectionId condition siteSpaces { id } } } }`, { site: portalId }, token)).publishedSite;
+    expect(read.sections[0].id).toMatch(new RegExp(`^${PLATFORM}~[0-9a-f]{16}$`));
+    const refetch = await gql(`query($id: ID!) { node(id: $id) { __typename id ... on SiteSection { siteSectionId condition siteSpaces { id } } } }`, { id: read.sections[0].id }, token);
+    expect(refetch.node).toEqual({ __typename: 'SiteSection', ...read.sections[0] });
+    // A conditioned section stays hidden from that reader, view-scoped id or not.
+    for (const id of [PARTNERS, `${PARTNERS}~${keyOf(read.sections[0].id)}`]) {
+      const hidden = await t.gql(`query($id: ID!) { node(id: $id) { id } }`, { id }, token as string);
+      expect(hidden.data?.node ?? null, id).toBeNull();
+    }
   });
 });

@@ -7,7 +7,7 @@
 // (or `loadRevisionsBatched`) from other areas instead of querying revisions yourself.
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode, type FragmentDefinitionNode } from 'graphql';
 import { builder } from './builder.ts';
-import { revisionPageId } from './view-ids.ts';
+import { baseIdOf, revisionPageId, viewScopedId } from './view-ids.ts';
 import { Keyset, keysetConnection } from './cursors.ts';
 import { loadById, loader, loadSpaceById } from './common.ts';
 import type { Context } from './context.ts';
@@ -30,7 +30,7 @@ import {
   type RevisionRow,
   contentForReader,
 } from '../domain/content.ts';
-import { viewOf } from './sites.ts';
+import { viewKeyOf, viewOf } from './sites.ts';
 import type { Space } from '../generated/prisma/client.ts';
 import type { ChangeOutcome } from '../domain/revisions.ts';
 import { classifyLink } from '../lib/markdown.ts';
@@ -283,6 +283,10 @@ const READER_CLAIMS = Symbol('docgraph.readerClaims');
 
 /** The claims a revision row is read with (set by `Space.revision` for published readers). */
 const readerClaimsOf = (revision: RevisionRow): Record<string, unknown> | undefined => (revision as { [READER_CLAIMS]?: Record<string, unknown> })[READER_CLAIMS];
+
+/** The key of the site view a revision row was reached through (`Space.revision` under a filtered site view). */
+const VIEW_KEY = Symbol('docgraph.revisionViewKey');
+const viewKeyOfRevision = (revision: RevisionRow): string | undefined => (revision as { [VIEW_KEY]?: string })[VIEW_KEY];
 
 /**
  * The revision's content as its reader sees it: every page for the editor's view, else only the
@@ -582,16 +586,22 @@ async function linkConnection(ctx: Context, content: RevisionContent, args: Page
 // ------------------------------------------------------------------ Revision
 
 export const RevisionRef = builder.prismaNode('Revision', {
-  id: { field: 'id' },
+  // One object, one id: under a filtered view of a site its pages differ, so it answers `rev_…~<view>` there.
+  id: {
+    description: 'This revision as read here: `rev_…`, or `rev_…~<view>` when reached through a filtered view of a site (its space\'s `id` has the same view), whose pages differ, so client caches keep the views apart. The revision itself is `revisionId`.',
+    resolve: (r) => viewScopedId(r.id, viewKeyOfRevision(r)),
+  },
   description: 'An immutable snapshot of a space\'s content: page tree, files, reusable content and variables.',
-  // node(id:) answers only for revisions of spaces the caller may read.
-  findUnique: async (id, ctx) => {
+  // node(id:) answers only for revisions of spaces the caller may read; a view-scoped id names the revision.
+  findUnique: async (raw, ctx) => {
+    const id = baseIdOf(raw);
     const rev = await loadRevisionById(ctx, id);
     const space = rev ? await loadSpaceById(ctx, rev.spaceId) : null;
     const visible = space && !space.deletedAt ? await ctx.access.spaceRole(space) : null;
     return { id: visible ? id : '' };
   },
   fields: (t) => ({
+    revisionId: t.exposeString('id', { description: 'The revision id (`rev_…`), the same wherever it is read.' }),
     parents: t.exposeStringList('parents', { description: 'Ids of the parent revisions.' }),
     type: t.expose('type', { type: RevisionTypeEnum }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -697,10 +707,12 @@ builder.prismaObjectField('Space', 'revision', (t) =>
       const rev = s.revisionId ? await loadRevisionById(ctx, s.revisionId) : null;
       if (!rev) throw notFound('Revision');
       const claims = await pageClaimsFor(ctx, s);
-      if (!claims) return rev;
-      // A copy carrying the reader's claims: the cached row is shared by every request.
+      const key = viewKeyOf(viewOf(s));
+      if (!claims && !key) return rev;
+      // A copy carrying the reader's claims and view: the cached row is shared by every request.
       const copy = { ...rev };
-      Object.defineProperty(copy, READER_CLAIMS, { value: claims, enumerable: false });
+      if (claims) Object.defineProperty(copy, READER_CLAIMS, { value: claims, enumerable: false });
+      if (key) Object.defineProperty(copy, VIEW_KEY, { value: key, enumerable: false });
       return copy;
     },
   }),

@@ -47,6 +47,7 @@ import {
   ROOT_SPACES,
   SITE_URL_SELECT,
   conditionFor,
+  siteViewKey,
   tag,
   viewFor,
   visible,
@@ -54,6 +55,7 @@ import {
   type SiteRow,
   type View,
 } from './sites.ts';
+import { baseIdOf, viewScopedId } from './view-ids.ts';
 
 // ------------------------------------------------------------------ node guards
 
@@ -73,7 +75,9 @@ function siteIdOf(ctx: Context, model: StructureModel, id: string): Promise<stri
  * allowed `action`; and for a request that read the site as a published reader, only the items
  * that reader sees (a conditioned item is not found, as in every list).
  */
-const guard = (model: StructureModel, action: SiteAction = 'site:read') => async (id: string, ctx: Context) => {
+const guard = (model: StructureModel, action: SiteAction = 'site:read') => async (raw: string, ctx: Context) => {
+  // A view-scoped id (`sitesc_…~<view>`) names the item: it is read in this request's view.
+  const id = baseIdOf(raw);
   const siteId = await siteIdOf(ctx, model, id);
   if (!siteId) return { id: '' };
   let reader = ctx.access.readerOf(siteId);
@@ -133,7 +137,7 @@ export const SiteStructureItemRef = builder.interfaceRef<{ id: string; siteId: s
     throw new Error(`not a structure item: ${item.id}`);
   },
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Its id (`sitesp_…`, `sitesc_…` or `sitesg_…`).' }),
+    id: t.exposeID('id', { description: 'This item as read here: its id (`sitesp_…`, `sitesc_…` or `sitesg_…`) in the editor\'s view, `…~<view>` in a filtered view of its site (as `Site.id`). The item itself is `siteSpaceId`, `siteSectionId` or `siteSectionGroupId`.' }),
     siteId: t.exposeString('siteId', { description: 'The site it belongs to (`site_…`).' }),
     position: t.exposeInt('position', { description: 'Index among the siblings of its container (dense, from 0).' }),
   }),
@@ -142,12 +146,17 @@ export const SiteStructureItemRef = builder.interfaceRef<{ id: string; siteId: s
 // ------------------------------------------------------------------ SiteSpace
 
 export const SiteSpaceRef = builder.prismaNode('SiteSpace', {
-  id: { field: 'id' },
+  // One object, one id: read through a filtered view of its site it answers `sitesp_…~<view>` (as Site).
+  id: {
+    description: 'This site space as read here: `sitesp_…` in the editor\'s view, `sitesp_…~<view>` in a filtered view of its site (a `visitor` preview, a published reader who is not a member), so client caches keep the views apart. The site space itself is `siteSpaceId`.',
+    resolve: (s, ctx) => viewScopedId(s.id, siteViewKey(ctx, s)),
+  },
   interfaces: [SiteStructureItemRef],
   nullable: true,
   findUnique: guard('siteSpace'),
   description: 'A space shown on a site, at the root level or in a section (a "variant" of that section).',
   fields: (t) => ({
+    siteSpaceId: t.exposeString('id', { description: 'The site space id (`sitesp_…`), the same in every view: what REST and the `siteSpaceId` arguments take.' }),
     site: t.relation('site'),
     sectionId: t.exposeString('sectionId', { nullable: true, description: 'Null at the root level.' }),
     section: t.relation('section', { nullable: true }),
@@ -192,12 +201,17 @@ export const SiteSpaceRef = builder.prismaNode('SiteSpace', {
 // ------------------------------------------------------------------ SiteSection
 
 export const SiteSectionRef = builder.prismaNode('SiteSection', {
-  id: { field: 'id' },
+  // One object, one id: read through a filtered view of its site it answers `sitesc_…~<view>` (as Site).
+  id: {
+    description: 'This section as read here: `sitesc_…` in the editor\'s view, `sitesc_…~<view>` in a filtered view of its site (a `visitor` preview, a published reader who is not a member), so client caches keep the views apart. The section itself is `siteSectionId`.',
+    resolve: (s, ctx) => viewScopedId(s.id, siteViewKey(ctx, s)),
+  },
   interfaces: [SiteStructureItemRef],
   nullable: true,
   findUnique: guard('siteSection'),
   description: 'A section of a site: a top-level entry (or one in a section group) showing one or more site spaces.',
   fields: (t) => ({
+    siteSectionId: t.exposeString('id', { description: 'The section id (`sitesc_…`), the same in every view: what REST and the `sectionId` arguments take.' }),
     site: t.relation('site'),
     title: t.exposeString('title'),
     description: t.exposeString('description', { nullable: true }),
@@ -238,12 +252,17 @@ export const SiteSectionRef = builder.prismaNode('SiteSection', {
 // ------------------------------------------------------------------ SiteSectionGroup
 
 export const SiteSectionGroupRef = builder.prismaNode('SiteSectionGroup', {
-  id: { field: 'id' },
+  // One object, one id: read through a filtered view of its site it answers `sitesg_…~<view>` (as Site).
+  id: {
+    description: 'This section group as read here: `sitesg_…` in the editor\'s view, `sitesg_…~<view>` in a filtered view of its site (a `visitor` preview, a published reader who is not a member), so client caches keep the views apart. The section group itself is `siteSectionGroupId`.',
+    resolve: (s, ctx) => viewScopedId(s.id, siteViewKey(ctx, s)),
+  },
   interfaces: [SiteStructureItemRef],
   nullable: true,
   findUnique: guard('siteSectionGroup'),
   description: 'A group of sections at the top level of a site.',
   fields: (t) => ({
+    siteSectionGroupId: t.exposeString('id', { description: 'The section group id (`sitesg_…`), the same in every view: what REST and the `groupId` arguments take.' }),
     site: t.relation('site'),
     title: t.exposeString('title'),
     icon: t.exposeString('icon', { nullable: true }),

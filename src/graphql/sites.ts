@@ -222,9 +222,16 @@ function defaultSpaceIdOf(ctx: Context, site: Pick<Site, 'id' | 'defaultSiteSpac
  * conditions shown), else a digest of the claims, share key and membership it is filtered by.
  */
 export function siteViewKey(ctx: Context, row: object): string | undefined {
-  const view = viewFor(ctx, row);
+  return viewKeyOf(viewFor(ctx, row));
+}
+
+const viewKeys = new WeakMap<View, string>();
+/** The key of a view (see `siteViewKey`), once per view object: every row of a view carries the same one. */
+export function viewKeyOf(view: View | undefined): string | undefined {
   if (!view || (view.claims == null && view.shareKey == null && view.member)) return undefined;
-  return viewKey({ claims: view.claims, shareKey: view.shareKey, member: view.member });
+  let key = viewKeys.get(view);
+  if (key === undefined) viewKeys.set(view, (key = viewKey({ claims: view.claims, shareKey: view.shareKey, member: view.member })));
+  return key;
 }
 
 export const SiteRef = builder.prismaNode('Site', {

@@ -15,6 +15,8 @@ import type { Context } from './context.ts';
 import { Kind, type GraphQLResolveInfo } from 'graphql';
 import { Prisma, type Space } from '../generated/prisma/client.ts';
 import { CollectionRef, ContentPositionInput, moveBody } from './collections.ts';
+import { viewKeyOf, viewOf } from './sites.ts';
+import { baseIdOf, viewScopedId } from './view-ids.ts';
 
 export const ContentVisibilityEnum = builder.enumType('ContentVisibility', {
   description: 'Who can read a space or a site without being granted access. REST writes `share_link` as `share-link`, and so on.',
@@ -142,15 +144,22 @@ async function spaceWithCounts(ctx: Context, id: string): Promise<Space | null> 
 }
 
 export const SpaceRef = builder.prismaNode('Space', {
-  id: { field: 'id' },
+  // One object, one id: a space reached through a filtered view of a site (`SiteSpace.space`, the
+  // row carries the view) shows that view's pages, so it answers `space_…~<view>`; `spaceId` is the space.
+  id: {
+    description: 'This space as read here: `space_…`, or `space_…~<view>` when reached through a filtered view of a site (a `visitor` preview, a published reader who is not a member), whose pages differ, so client caches keep the views apart. The space itself is `spaceId`.',
+    resolve: (s) => viewScopedId(s.id, viewKeyOf(viewOf(s))),
+  },
   description: 'A space of content: a page tree with revisions, change requests and comments.',
-  // node(id:) finds only spaces the caller may read (never deleted ones).
-  findUnique: async (id, ctx) => {
+  // node(id:) finds only spaces the caller may read (never deleted ones); a view-scoped id names the space.
+  findUnique: async (raw, ctx) => {
+    const id = baseIdOf(raw);
     const space = await loadSpaceById(ctx, id);
     if (!space || space.deletedAt || !(await ctx.access.spaceRole(space))) throw notFound('Space');
     return { id };
   },
   fields: (t) => ({
+    spaceId: t.exposeString('id', { description: 'The space id (`space_…`), the same wherever it is read: what REST and the `spaceId` arguments take.' }),
     title: t.exposeString('title'),
     emoji: t.exposeString('emoji', { nullable: true }),
     icon: t.exposeString('icon', { nullable: true }),

@@ -65,16 +65,16 @@ export const CACHEABLE_FIELDS: Record<string, readonly string[]> = {
   SiteUrls: ['location', 'app', 'published'],
   SiteStructure: ['type', 'items'],
   SiteItemUrls: ['location', 'published'],
-  SiteSectionGroup: ['id', 'siteId', 'position', 'title', 'icon', 'createdAt', 'sections', 'site'],
+  SiteSectionGroup: ['id', 'siteSectionGroupId', 'siteId', 'position', 'title', 'icon', 'createdAt', 'sections', 'site'],
   SiteSection: [
-    'id', 'siteId', 'position', 'title', 'description', 'path', 'condition', 'icon', 'groupId', 'defaultSiteSpaceId', 'createdAt',
+    'id', 'siteSectionId', 'siteId', 'position', 'title', 'description', 'path', 'condition', 'icon', 'groupId', 'defaultSiteSpaceId', 'createdAt',
     'default', 'siteSpaces', 'urls', 'group', 'site',
   ],
-  SiteSpace: ['id', 'siteId', 'position', 'sectionId', 'section', 'site', 'spaceId', 'space', 'path', 'condition', 'createdAt', 'title', 'default', 'urls'],
+  SiteSpace: ['id', 'siteSpaceId', 'siteId', 'position', 'sectionId', 'section', 'site', 'spaceId', 'space', 'path', 'condition', 'createdAt', 'title', 'default', 'urls'],
   // A space's own columns (the trigger on "Space" bumps every site showing it) and its revision.
-  Space: ['id', 'title', 'emoji', 'icon', 'visibility', 'editMode', 'createdAt', 'updatedAt', 'deletedAt', 'organizationId', 'parentId', 'position', 'revisionId', 'revision'],
+  Space: ['id', 'spaceId', 'title', 'emoji', 'icon', 'visibility', 'editMode', 'createdAt', 'updatedAt', 'deletedAt', 'organizationId', 'parentId', 'position', 'revisionId', 'revision'],
   // Revisions and page versions are immutable: the space's revision id stands for them.
-  Revision: ['id', 'parents', 'type', 'createdAt', 'spaceId', 'variables', 'reusableContents', 'pages', 'allPages', 'page', 'pageByPath'],
+  Revision: ['id', 'revisionId', 'parents', 'type', 'createdAt', 'spaceId', 'variables', 'reusableContents', 'pages', 'allPages', 'page', 'pageByPath'],
   RevisionPage: [
     'id', 'pageId', 'title', 'emoji', 'icon', 'type', 'slug', 'path', 'description', 'parentId', 'depth', 'revisionId', 'versionId', 'markdown',
     'href', 'hidden', 'noIndex', 'noRobotsIndex', 'condition', 'layout', 'createdAt', 'updatedAt', 'pages', 'descendants',

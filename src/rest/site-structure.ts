@@ -24,8 +24,9 @@ const shareKeyQuery = { shareKey: z.string().max(512).optional() };
 
 // ------------------------------------------------------------------ representations
 
+// The items' own ids (`id: siteSpaceId`…): under a filtered view GraphQL's `id` is view-scoped, REST keeps the contract's ids.
 export const SITE_SPACE_FIELDS = `
-  id path sectionId condition title default urls { location published }
+  id: siteSpaceId path sectionId condition title default urls { location published }
   space { ${SPACE_FIELDS} }
 `;
 
@@ -44,7 +45,7 @@ export function toRestSiteSpace(s: any) {
 }
 
 export const SECTION_FIELDS = `
-  id title description path condition icon groupId default urls { location published }
+  id: siteSectionId title description path condition icon groupId default urls { location published }
   siteSpaces { ${SITE_SPACE_FIELDS} }
 `;
 
@@ -64,7 +65,7 @@ export function toRestSection(s: any) {
   });
 }
 
-export const GROUP_FIELDS = `id title icon sections { ${SECTION_FIELDS} }`;
+export const GROUP_FIELDS = `id: siteSectionGroupId title icon sections { ${SECTION_FIELDS} }`;
 
 export function toRestGroup(g: any) {
   return compact({ object: 'site-section-group', id: g.id, title: g.title, icon: g.icon, sections: g.sections.map(toRestSection) });

@@ -5,7 +5,7 @@ import { CreateSpaceInput, SPACE_VISIBILITIES, UpdateSpaceInput } from '../domai
 import { MoveContentInput, TransferContentInput } from '../domain/collections.ts';
 
 export const SPACE_FIELDS = `
-  id title emoji icon visibility editMode createdAt updatedAt deletedAt organizationId parentId revisionId
+  id: spaceId title emoji icon visibility editMode createdAt updatedAt deletedAt organizationId parentId revisionId
   defaultLevel commentCount changeRequests changeRequestsOpen changeRequestsDraft
   urls { location app published public icon }
   permissions { view access admin viewInviteLinks edit triggerGitSync comment merge review }
