@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { relayStylePagination } from '@apollo/client/utilities';
 import { loadDevMessages, loadErrorMessages } from '@apollo/client/dev';
+import { loadConfig } from '../src/config.ts';
+import { wantsMultipartSubscription } from '../src/http/graphql-over-http.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 import {
   CHANGE_REQUEST_PANE, EDITOR_PANE, EDITOR_SHOWS, MAIN_PANE, NO_CLAIMS, PREVIEW_PANE, RENAME_IN_CHANGE_REQUEST, SPACES_PAGE, VISITOR_SHOWS,
@@ -22,7 +24,8 @@ let t: TestApp;
 let s: Screens;
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // Short keep-alives: the multipart heartbeats show within the test.
+  t = await startTestApp({ config: { live: { ...loadConfig({}).live, keepAliveMs: 300 } } });
   s = await seedScreens(t);
 });
 afterAll(async () => {
@@ -154,5 +157,127 @@ describe('a paged connection', () => {
     } finally {
       sub.unsubscribe();
     }
+  });
+});
+
+// ------------------------------------------------------------------ HTTP multipart subscriptions
+
+/** What Apollo Client 4's HttpLink sends for a subscription. */
+const APOLLO_SUBSCRIPTION_ACCEPT = 'multipart/mixed;boundary=graphql;subscriptionSpec=1.0,application/graphql-response+json,application/json;q=0.9';
+const SITE_CHANGES = `subscription SiteChanges($site: ID!, $after: String) { siteStructureChanged(siteId: $site, after: $after) { event { seq type } site { id title } } }`;
+const logEndNow = async () => String(Number((await t.app.prisma.event.aggregate({ _max: { seq: true } }))._max.seq ?? 0));
+const renameSite = async (title: string) => {
+  const r = await t.rest('PATCH', `/v1/orgs/${t.org.id}/sites/${s.siteId}`, { title });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+};
+
+describe('subscriptions through Apollo Client’s HttpLink (multipart/mixed, subscriptionSpec 1.0)', () => {
+  it('events arrive through the link and update the editor pane in the cache', async () => {
+    const client = apollo();
+    const editor: string[] = [];
+    const pane = client.watchQuery<any>({ query: Q.editor, variables: { site: s.siteId } }).subscribe((r) => r.data && editor.push(r.data.site.title));
+    const events: any[] = [];
+    const errors: unknown[] = [];
+    let completed = false;
+    await expect.poll(() => editor.length).toBeGreaterThan(0);
+    const sub = client.subscribe<any>({ query: gql(SITE_CHANGES), variables: { site: s.siteId, after: await logEndNow() } }).subscribe({
+      next: (r) => (r.error ? errors.push(r.error) : events.push(r.data)),
+      error: (e) => errors.push(e),
+      complete: () => (completed = true),
+    });
+    try {
+      await renameSite('Docs (live 1)');
+      await expect.poll(() => events.map((e) => e.siteStructureChanged.site.title), { timeout: 15_000 }).toEqual(['Docs (live 1)']);
+      await renameSite('Docs (live 2)');
+      await expect.poll(() => events.map((e) => e.siteStructureChanged.site.title), { timeout: 15_000 }).toEqual(['Docs (live 1)', 'Docs (live 2)']);
+      expect(events.map((e) => e.siteStructureChanged.event.type)).toEqual(['site_updated', 'site_updated']);
+      // The subscription's site is the editor's (same id): the editor pane shows the new title.
+      await expect.poll(() => editor.at(-1)).toBe('Docs (live 2)');
+      expect(errors).toEqual([]);
+      expect(completed).toBe(false);
+    } finally {
+      sub.unsubscribe();
+      pane.unsubscribe();
+      await renameSite('Docs');
+    }
+    // Unsubscribing ends the request: the server lets go of the subscription.
+    await expect.poll(async () => (await (await fetch(`${t.baseUrl}/metrics`, { headers: { authorization: `Bearer ${t.token}` } })).text()).match(/^docgraph_live_subscriptions (\d+)/m)?.[1]).toBe('0');
+  });
+
+  it('on the wire: Apollo’s parts (`{"payload": …}`), heartbeats `{}`, the boundary it reads', async () => {
+    const ac = new AbortController();
+    const res = await fetch(`${t.baseUrl}/graphql`, {
+      method: 'POST',
+      signal: ac.signal,
+      headers: { 'content-type': 'application/json', accept: APOLLO_SUBSCRIPTION_ACCEPT, authorization: `Bearer ${t.token}` },
+      body: JSON.stringify({ query: SITE_CHANGES, variables: { site: s.siteId, after: await logEndNow() } }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('multipart/mixed;boundary="graphql";subscriptionSpec="1.0"');
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const parts = () => text.split('\r\n--graphql').slice(1, -1).map((p) => JSON.parse(p.slice(p.indexOf('\r\n\r\n'))));
+    const readUntil = async (done: () => boolean) => {
+      while (!done()) {
+        const { value, done: end } = await reader.read();
+        if (end) throw new Error(`stream ended: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+    };
+    try {
+      await readUntil(() => parts().some((p) => Object.keys(p).length === 0));
+      await renameSite('Docs (wire)');
+      await readUntil(() => parts().some((p) => p.payload));
+      const payload = parts().find((p) => p.payload).payload;
+      expect(payload.data.siteStructureChanged.site).toEqual({ id: s.siteId, title: 'Docs (wire)' });
+      expect(payload.errors).toBeUndefined();
+      // Every part is JSON with Apollo's part header; nothing but heartbeats and payloads.
+      expect(parts().every((p) => Object.keys(p).length === 0 || Object.keys(p).join() === 'payload')).toBe(true);
+      expect(text).toMatch(/^\r\n--graphql\r\nContent-Type: application\/json; charset=utf-8\r\n\r\n/);
+    } finally {
+      ac.abort();
+      await renameSite('Docs');
+    }
+  });
+
+  it('a subscription to a site the caller may not see: Apollo gets the NOT_FOUND as a GraphQL error', async () => {
+    const outsider = await t.as('outsider');
+    const client = apollo(outsider.token!);
+    const results: any[] = [];
+    await new Promise<void>((resolve) => {
+      client.subscribe<any>({ query: gql(SITE_CHANGES), variables: { site: s.siteId } }).subscribe({ next: (r) => results.push(r), error: (e) => (results.push({ thrown: e }), resolve()), complete: resolve });
+    });
+    expect(results).toHaveLength(1);
+    const error = results[0].error ?? results[0].thrown;
+    expect(JSON.stringify(error.errors ?? error)).toContain('NOT_FOUND');
+  });
+
+  it('an Accept no transport answers gets a 406 that names the transports; event streams still win when preferred', async () => {
+    const ask = (accept: string) =>
+      fetch(`${t.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${t.token}` },
+        body: JSON.stringify({ query: SITE_CHANGES, variables: { site: s.siteId } }),
+      });
+    for (const accept of ['application/json', 'application/graphql-response+json', 'multipart/mixed']) {
+      const res = await ask(accept);
+      expect(res.status, accept).toBe(406);
+      const body = await res.json();
+      expect(body.errors[0].extensions.code).toBe('NOT_ACCEPTABLE');
+      expect(body.errors[0].message).toContain('text/event-stream');
+      expect(body.errors[0].message).toContain('subscriptionSpec');
+      expect(body.errors[0].message).toContain('graphql-ws');
+    }
+    const sse = await ask('text/event-stream, multipart/mixed;subscriptionSpec=1.0');
+    expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    await sse.body?.cancel();
+    // Which Accept headers get Apollo's protocol.
+    expect(wantsMultipartSubscription(APOLLO_SUBSCRIPTION_ACCEPT)).toBe(true);
+    expect(wantsMultipartSubscription('multipart/mixed;boundary="graphql";subscriptionSpec="1.0", text/event-stream')).toBe(true);
+    expect(wantsMultipartSubscription('text/event-stream;q=0.5, multipart/mixed;subscriptionSpec=1.0')).toBe(true);
+    expect(wantsMultipartSubscription('text/event-stream, multipart/mixed;subscriptionSpec=1.0')).toBe(false);
+    expect(wantsMultipartSubscription('multipart/mixed;deferSpec=20220824, application/json')).toBe(false);
+    expect(wantsMultipartSubscription(null)).toBe(false);
   });
 });
