@@ -409,6 +409,7 @@ export function createHttpServer(deps: AppDeps) {
     viewerForToken: (token) => (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token)),
     makeContext: (viewer, req) => makeContext(viewer, 'graphql', req),
     trustedText: deps.config.trustedDocuments.mode === 'only' ? (text) => trusted.has(text) : undefined,
+    obs,
   });
   server.on('upgrade', liveWs.handleUpgrade);
   // A shutdown (drain.ts closes the server) closes the sockets too: upgraded connections are not the HTTP server's to close.
