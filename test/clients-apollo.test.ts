@@ -70,6 +70,16 @@ describe('review screen: main pages beside the change request’s', () => {
     }
   });
 
+  it('control: with the old shape (the page id as every revision’s page id) the main pane shows the draft title', async () => {
+    // What the screen looked like before revision-scoped ids: proves the assertions above can fail.
+    const old = (doc: string) => gql(doc.replace('allPages { id pageId title }', 'allPages { id: pageId pageId title }'));
+    const client = apollo();
+    await client.query({ query: old(MAIN_PANE), variables: { space: s.spaceId } });
+    await client.query({ query: old(CHANGE_REQUEST_PANE), variables: { space: s.spaceId, cr: s.crNumber } });
+    const main = client.readQuery<any>({ query: old(MAIN_PANE), variables: { space: s.spaceId } });
+    expect(titleOf(main.space.revision.allPages, s.faqId)).toBe('FAQ (draft)');
+  });
+
   it('a mutation renaming the page in the change request updates the change request pane only', async () => {
     const client = apollo();
     const vars = { main: { space: s.spaceId }, changeRequest: { space: s.spaceId, cr: s.crNumber } };

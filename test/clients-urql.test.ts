@@ -87,6 +87,15 @@ describe('review screen: main pages beside the change request’s', () => {
     }
   });
 
+  it('control: with the old shape (the page id as every revision’s page id) the main pane shows the draft title', async () => {
+    // What the screen looked like before revision-scoped ids: proves the assertions above can fail.
+    const old = (doc: string) => gql(doc.replace('allPages { id pageId title }', 'allPages { id: pageId pageId title }'));
+    const { client } = urql();
+    await run(client, old(MAIN_PANE), { space: s.spaceId });
+    await run(client, old(CHANGE_REQUEST_PANE), { space: s.spaceId, cr: s.crNumber });
+    expect(titleOf(read(client, old(MAIN_PANE), { space: s.spaceId }).space.revision.allPages, s.faqId)).toBe('FAQ (draft)');
+  });
+
   it('a mutation renaming the page in the change request updates the change request pane only', async () => {
     const { client, logged } = urql();
     const seen = { main: [] as Array<string | undefined>, changeRequest: [] as Array<string | undefined> };
