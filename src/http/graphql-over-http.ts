@@ -143,3 +143,143 @@ export function challengeEvery401(req: http.IncomingMessage, res: http.ServerRes
     return writeHead.apply(this, args);
   } as typeof res.writeHead;
 }
+
+// ------------------------------------------------------------------ subscriptions over multipart HTTP
+
+/**
+ * Apollo Client's HTTP subscriptions ("multipart subscriptions", `subscriptionSpec=1.0`): asked
+ * by `Accept: multipart/mixed;boundary="graphql";subscriptionSpec=1.0`, preferred over
+ * `text/event-stream` when both are listed. Yoga offers multipart/mixed for incremental delivery
+ * only, not for subscriptions.
+ */
+export function wantsMultipartSubscription(accept: string | null | undefined): boolean {
+  for (const text of (preferenceOrderedAccept(accept ?? undefined) ?? '').split(',')) {
+    const [type, ...params] = text.split(';').map((p) => p.trim().toLowerCase());
+    if (type === 'text/event-stream') return false;
+    if (type === 'multipart/mixed') return params.some((p) => /^subscriptionspec\s*=\s*"?1\.0"?$/.test(p));
+  }
+  return false;
+}
+
+/** The media types a subscription is answered in over HTTP (WebSocket aside). */
+export const SUBSCRIPTION_MEDIA_TYPES = ['text/event-stream', 'multipart/mixed;boundary="graphql";subscriptionSpec="1.0"'];
+
+const BOUNDARY = 'graphql';
+
+type StreamedResult = { data?: unknown; errors?: readonly unknown[]; extensions?: Record<string, unknown> };
+
+/** One result without yoga's internal `extensions.http` (on the result and on each error). */
+function publicResult(result: StreamedResult): Record<string, unknown> {
+  const strip = (ext: unknown) => {
+    if (!ext || typeof ext !== 'object') return undefined;
+    const { http: _http, ...rest } = ext as Record<string, unknown>;
+    return Object.keys(rest).length ? rest : undefined;
+  };
+  const out: Record<string, unknown> = {};
+  if (result.data !== undefined) out.data = result.data;
+  if (result.errors?.length) {
+    out.errors = result.errors.map((e) => {
+      const json = (e instanceof GraphQLError ? e.toJSON() : { ...(e as Record<string, unknown>) }) as Record<string, unknown>;
+      const extensions = strip(json.extensions);
+      if (extensions) json.extensions = extensions;
+      else delete json.extensions;
+      return json;
+    });
+  }
+  const extensions = strip(result.extensions);
+  if (extensions) out.extensions = extensions;
+  return out;
+}
+
+/** A stream's failure as Apollo's transport error: a public code and message only. */
+function transportError(err: unknown) {
+  const e = err as { code?: unknown; message?: unknown; extensions?: { code?: unknown } };
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.extensions?.code === 'string' ? e.extensions.code : undefined;
+  return { message: code && typeof e?.message === 'string' ? e.message : 'The subscription failed; subscribe again', extensions: { code: code ?? 'SERVICE_UNAVAILABLE' } };
+}
+
+/**
+ * Subscriptions over HTTP for every client that asks for one: Apollo's multipart protocol
+ * (parts `{"payload": <result>}`, a heartbeat part `{}` every `keepAliveMs`, a failure as
+ * `{"payload": null, "errors": […]}`, then the closing boundary), and, to any other Accept that
+ * no processor answers, a 406 whose body names the transports (yoga's own 406 is empty).
+ * Register after the event-stream plugin: a client preferring `text/event-stream` keeps it.
+ */
+export function useSubscriptionsOverHttp(opts: { keepAliveMs: number }): Plugin {
+  const subscriptions = new WeakSet<Request>();
+  return {
+    onSubscribe({ args }) {
+      const request = (args.contextValue as { request?: Request }).request;
+      if (request) subscriptions.add(request);
+    },
+    onResultProcess({ request, result, resultProcessor, setResultProcessor }) {
+      if (!result || typeof result !== 'object' || !(Symbol.asyncIterator in result)) return;
+      const accept = request.headers.get('accept');
+      if (subscriptions.has(request) && wantsMultipartSubscription(accept)) {
+        setResultProcessor((res, fetchAPI) => multipartSubscription(res as AsyncIterable<StreamedResult>, fetchAPI, opts.keepAliveMs), 'multipart/mixed');
+        return;
+      }
+      if (resultProcessor || !subscriptions.has(request)) return;
+      setResultProcessor((_res, fetchAPI) => {
+        const body = {
+          errors: [
+            {
+              message: `A subscription is answered as ${SUBSCRIPTION_MEDIA_TYPES.join(' or ')} (Accept), or over WebSocket (graphql-ws) on this path; not as ${(accept ?? '*/*').slice(0, 200)}`,
+              extensions: { code: 'NOT_ACCEPTABLE' },
+            },
+          ],
+        };
+        // The stream was never read: end the subscription now.
+        void (result as AsyncIterable<unknown>)[Symbol.asyncIterator]().return?.();
+        return new fetchAPI.Response(JSON.stringify(body), {
+          status: 406,
+          headers: { 'Content-Type': 'application/json; charset=utf-8', Accept: SUBSCRIPTION_MEDIA_TYPES.join(', ') },
+        });
+      }, 'application/json');
+    },
+  };
+}
+
+function multipartSubscription(result: AsyncIterable<StreamedResult>, fetchAPI: { TextEncoder: typeof TextEncoder; ReadableStream: typeof ReadableStream; Response: typeof Response }, keepAliveMs: number) {
+  const encoder = new fetchAPI.TextEncoder();
+  const part = (json: unknown) => encoder.encode(`\r\nContent-Type: application/json; charset=utf-8\r\n\r\n${JSON.stringify(json)}\r\n--${BOUNDARY}`);
+  const iterator = result[Symbol.asyncIterator]();
+  let heartbeat: NodeJS.Timeout | undefined;
+  let finished = false;
+  const stream = new fetchAPI.ReadableStream<Uint8Array>({
+    start(controller) {
+      // The opening boundary flushes the headers at once.
+      controller.enqueue(encoder.encode(`\r\n--${BOUNDARY}`));
+      heartbeat = setInterval(() => {
+        if (controller.desiredSize === null || finished) return void clearInterval(heartbeat);
+        controller.enqueue(part({}));
+      }, keepAliveMs);
+      heartbeat.unref();
+    },
+    async pull(controller) {
+      if (finished) return;
+      try {
+        const step = await iterator.next();
+        if (step.value != null) controller.enqueue(part({ payload: publicResult(step.value) }));
+        if (step.done) finished = true;
+      } catch (err) {
+        finished = true;
+        controller.enqueue(part({ payload: null, errors: [transportError(err)] }));
+      }
+      if (finished) {
+        clearInterval(heartbeat);
+        controller.enqueue(encoder.encode('--\r\n'));
+        controller.close();
+      }
+    },
+    async cancel() {
+      finished = true;
+      clearInterval(heartbeat);
+      await iterator.return?.();
+    },
+  });
+  return new fetchAPI.Response(stream, {
+    status: 200,
+    headers: { 'Content-Type': `multipart/mixed;boundary="${BOUNDARY}";subscriptionSpec="1.0"`, 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' },
+  });
+}

@@ -20,6 +20,9 @@
 // - Bounds: message size (`WS_MAX_PAYLOAD_BYTES`: ws closes with 1009 above it), time to send
 //   `connection_init` (`WS_INIT_TIMEOUT_MS`: 4408), open sockets per client address
 //   (`WS_MAX_CONNECTIONS_PER_IP`), and ws-level pings (a dead peer is dropped).
+// - Observability: one access log line per socket at its close (status 101, duration, operation
+//   count, close code) under the upgrade's request id (sent on the 101 as `X-Request-Id`), a
+//   line per refused upgrade, and the connection counter and open gauge (observability.ts).
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -36,6 +39,7 @@ import { clientIp, graphqlCost, RATE_LIMITED_MESSAGE, type RateLimits } from './
 import { FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
 import { toPublicError } from './request-context.ts';
 import { documentIsIntrospectionOnly } from './explorer.ts';
+import { REQUEST_ID_HEADER, requestIdFrom, type Observability, type WebSocketRecord } from './observability.ts';
 
 export const GRAPHQL_WS_PATH = '/graphql';
 
@@ -50,6 +54,8 @@ export type LiveWsDeps = {
   makeContext(viewer: Viewer, req: http.IncomingMessage): Context;
   /** Trusted documents in `only` mode: whether a document's text may run (server.ts). */
   trustedText?: (text: string) => boolean;
+  /** The access log and metrics of sockets and refused upgrades. */
+  obs?: Pick<Observability, 'webSocket' | 'upgradeRefused'>;
 };
 
 /** What a connection learnt at `connection_init`. */
@@ -82,6 +88,9 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
   /** Each operation's enveloped pipeline, by its context. */
   const pipelines = new WeakMap<object, ReturnType<LiveWsDeps['yoga']['getEnveloped']>>();
   const perIp = new Map<string, number>();
+  /** Each socket's access log record, by its upgrade request and then by the socket. */
+  const upgrades = new WeakMap<http.IncomingMessage, WebSocketRecord>();
+  const records = new WeakMap<object, WebSocketRecord>();
   let closing = false;
 
   useServer<Record<string, unknown>>(
@@ -122,12 +131,14 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
           return false;
         }
         connections.set(ctx, { token, viewer, ip });
+        records.get(socket)?.user(viewer);
         return true;
       },
       async onSubscribe(ctx, _id, payload) {
         const conn = connections.get(ctx);
         if (!conn) return [requestError('Not authenticated', 'UNAUTHENTICATED')];
         const { request, socket } = ctx.extra;
+        records.get(socket)?.operation();
         // The token again: revoked since connection_init → this fails and the socket closes.
         const viewer = await deps.viewerForToken(conn.token).catch(() => null);
         if (!viewer) {
@@ -200,9 +211,21 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
     config.liveWs.keepAliveMs,
   );
 
+  // The 101 carries the upgrade's request id, as every HTTP answer does.
+  wss.on('headers', (headers: string[], req: http.IncomingMessage) => {
+    const record = upgrades.get(req);
+    if (record) headers.push(`${REQUEST_ID_HEADER}: ${record.id}`);
+  });
+
   wss.on('connection', (socket: WebSocket, req: http.IncomingMessage) => {
     const ip = clientIp(req, config.rateLimit.trustProxy);
     perIp.set(ip, (perIp.get(ip) ?? 0) + 1);
+    const record = upgrades.get(req);
+    if (record) {
+      records.set(socket, record);
+      record.opened();
+      socket.once('close', (code: number) => record.closed(code));
+    }
     socket.once('close', () => {
       const n = (perIp.get(ip) ?? 1) - 1;
       if (n <= 0) perIp.delete(ip);
@@ -213,9 +236,11 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
   });
 
   /** Answer an upgrade request we refuse with a plain HTTP response and close the connection. */
-  function refuse(socket: Duplex, status: number, reason: string, message: string) {
+  function refuse(req: http.IncomingMessage, socket: Duplex, status: number, reason: string, message: string) {
+    const requestId = requestIdFrom(req.headers['x-request-id']);
+    deps.obs?.upgradeRefused(req, status, requestId);
     const body = JSON.stringify({ errors: [{ message, extensions: { code: status === 429 ? 'RATE_LIMITED' : status === 503 ? 'SERVICE_UNAVAILABLE' : status === 404 ? 'NOT_FOUND' : 'BAD_REQUEST' } }] });
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${status === 429 || status === 503 ? 'Retry-After: 1\r\n' : ''}\r\n${body}`);
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${REQUEST_ID_HEADER}: ${requestId}\r\n${status === 429 || status === 503 ? 'Retry-After: 1\r\n' : ''}\r\n${body}`);
   }
 
   return {
@@ -223,13 +248,14 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
     handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer) {
       socket.on('error', () => socket.destroy());
       const pathname = (req.url ?? '/').split('?')[0];
-      if (pathname !== GRAPHQL_WS_PATH) return refuse(socket, 404, 'Not Found', `Not found: ${pathname.slice(0, 200)}`);
-      if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return refuse(socket, 400, 'Bad Request', 'Only WebSocket upgrades (subprotocol graphql-transport-ws) are served on /graphql');
-      if (closing) return refuse(socket, 503, 'Service Unavailable', 'The server is shutting down; retry shortly (or on another instance)');
+      if (pathname !== GRAPHQL_WS_PATH) return refuse(req, socket, 404, 'Not Found', `Not found: ${pathname.slice(0, 200)}`);
+      if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return refuse(req, socket, 400, 'Bad Request', 'Only WebSocket upgrades (subprotocol graphql-transport-ws) are served on /graphql');
+      if (closing) return refuse(req, socket, 503, 'Service Unavailable', 'The server is shutting down; retry shortly (or on another instance)');
       const ip = clientIp(req, config.rateLimit.trustProxy);
       if ((perIp.get(ip) ?? 0) >= config.liveWs.maxConnectionsPerIp) {
-        return refuse(socket, 429, 'Too Many Requests', `At most ${config.liveWs.maxConnectionsPerIp} WebSocket connections per client address: close one first`);
+        return refuse(req, socket, 429, 'Too Many Requests', `At most ${config.liveWs.maxConnectionsPerIp} WebSocket connections per client address: close one first`);
       }
+      if (deps.obs) upgrades.set(req, deps.obs.webSocket(req));
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     },
     /** Open sockets now (for tests and metrics). */

@@ -85,6 +85,22 @@ type Metrics = {
   requests: Counter<'method' | 'route' | 'status'>;
   duration: Histogram<'method' | 'route' | 'status'>;
   statements: Histogram<'method' | 'route'>;
+  wsConnections: Counter;
+  wsOpen: Gauge;
+};
+
+/** One WebSocket connection (graphql-ws) as the access log and the metrics see it (live-ws.ts). */
+export type WebSocketRecord = {
+  /** The request id of the upgrade (the caller's `X-Request-Id` or a generated one), sent on the 101. */
+  readonly id: string;
+  /** The handshake completed (101): counted and open from now. */
+  opened(): void;
+  /** The caller authenticated at `connection_init`. */
+  user(viewer: Viewer): void;
+  /** An operation (`subscribe` message) arrived on the socket. */
+  operation(): void;
+  /** The socket closed with `code`: one access log line (status 101, its duration and operation count). */
+  closed(code: number): void;
 };
 
 export class Observability {
@@ -161,6 +177,49 @@ export class Observability {
     return id;
   }
 
+  /**
+   * A WebSocket upgrade of /graphql: one access log line when its socket closes (`status` 101,
+   * `durationMs` from the upgrade to the close, `operations`, `closeCode`, the user), counted in
+   * `docgraph_ws_connections_total` and `docgraph_ws_connections_open` while open. A socket that
+   * never completes its handshake logs nothing here (`upgradeRefused` covers refusals).
+   */
+  webSocket(req: http.IncomingMessage): WebSocketRecord {
+    const startedAt = process.hrtime.bigint();
+    const id = requestIdFrom(req.headers['x-request-id']);
+    let userId: string | undefined;
+    let operations = 0;
+    let open = false;
+    return {
+      id,
+      opened: () => {
+        if (open) return;
+        open = true;
+        this.metrics?.wsConnections.inc();
+        this.metrics?.wsOpen.inc();
+      },
+      user: (viewer) => void (userId = viewer.user.id),
+      operation: () => void operations++,
+      closed: (code) => {
+        if (!open) return;
+        open = false;
+        this.metrics?.wsOpen.dec();
+        const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+        // 1011: the server failed the socket (an unexpected error); anything else is the protocol at work.
+        this.log[code === 1011 ? 'error' : 'info'](
+          { requestId: id, method: 'GET', route: routeOf(req.url), status: 101, protocol: 'graphql-ws', durationMs: Math.round(seconds * 10_000) / 10, operations, closeCode: code, ...(userId ? { userId } : {}) },
+          'request',
+        );
+      },
+    };
+  }
+
+  /** An upgrade refused with a plain HTTP answer (live-ws.ts): its access log line and its count, like any request. */
+  upgradeRefused(req: http.IncomingMessage, status: number, requestId: string = requestIdFrom(req.headers['x-request-id'])) {
+    const route = routeOf(req.url);
+    this.log[levelFor(status, false)]({ requestId, method: req.method ?? 'GET', route, status, protocol: 'websocket', durationMs: 0, statements: 0 }, 'request');
+    this.metrics?.requests.inc({ method: req.method ?? 'GET', route, status: String(status) });
+  }
+
   /** Yoga plugins: the operation name on the request, the GraphQL phase metrics. */
   yogaPlugins(): Plugin[] {
     const operationName: Plugin = {
@@ -225,6 +284,8 @@ export class Observability {
       buckets: [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89],
       registers: [registry],
     });
+    const wsConnections = new Counter({ name: 'docgraph_ws_connections_total', help: 'WebSocket connections (graphql-ws) accepted on /graphql: handshakes completed', registers: [registry] });
+    const wsOpen = new Gauge({ name: 'docgraph_ws_connections_open', help: 'WebSocket connections (graphql-ws) open on this process', registers: [registry] });
     const pool = this.opts.pool;
     if (pool) {
       const max = (pool.options as { max?: number }).max ?? 10;
@@ -249,7 +310,7 @@ export class Observability {
       });
       this.jobQueueMetrics(registry, pool);
     }
-    return { registry, requests, duration, statements };
+    return { registry, requests, duration, statements, wsConnections, wsOpen };
   }
 
   /**

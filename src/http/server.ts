@@ -35,7 +35,7 @@ import { REQUEST_ID_HEADER, noteViewer, type Observability } from './observabili
 import { currentRequest, toPublicError } from './request-context.ts';
 import { liveRequestFor, useLiveEventStream } from './live-sse.ts';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import { GRAPHQL_RESPONSE_JSON, REQUEST_ERROR_HTTP, challengeEvery401, graphqlJsonType, preferenceOrderedAccept, sendGraphqlJson, sendGraphqlRequestError, useWellFormedParams } from './graphql-over-http.ts';
+import { GRAPHQL_RESPONSE_JSON, REQUEST_ERROR_HTTP, challengeEvery401, graphqlJsonType, preferenceOrderedAccept, sendGraphqlJson, sendGraphqlRequestError, useSubscriptionsOverHttp, useWellFormedParams } from './graphql-over-http.ts';
 import { createLiveWebSocket } from './live-ws.ts';
 import { redeemSubscriptionTicket, viewerForTokenId } from '../auth/subscription-tickets.ts';
 
@@ -150,6 +150,8 @@ export function createHttpServer(deps: AppDeps) {
       useResponseCompression(),
       // Subscriptions as event streams with `id:` lines and keep-alives (live-sse.ts).
       useLiveEventStream({ keepAliveMs: deps.config.live.keepAliveMs }),
+      // Apollo's multipart HTTP subscriptions, and a 406 naming the transports (graphql-over-http.ts).
+      useSubscriptionsOverHttp({ keepAliveMs: deps.config.live.keepAliveMs }),
       ...obs.yogaPlugins(),
     ],
     logging: {
@@ -407,6 +409,7 @@ export function createHttpServer(deps: AppDeps) {
     viewerForToken: (token) => (deps.tokens ? deps.tokens.viewerFor(prisma, token) : userForToken(prisma, token)),
     makeContext: (viewer, req) => makeContext(viewer, 'graphql', req),
     trustedText: deps.config.trustedDocuments.mode === 'only' ? (text) => trusted.has(text) : undefined,
+    obs,
   });
   server.on('upgrade', liveWs.handleUpgrade);
   // A shutdown (drain.ts closes the server) closes the sockets too: upgraded connections are not the HTTP server's to close.
