@@ -1,4 +1,4 @@
-// The house's import rules (issue 13, docs/CONVENTIONS.md). test/architecture.test.ts fails on any
+// The house's import rules (docs/CONVENTIONS.md). test/architecture.test.ts fails on any
 // violation; `npx depcruise src` prints them.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

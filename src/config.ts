@@ -190,7 +190,7 @@ export type Config = {
     graphqlMaxAliases: number;
     graphqlMaxDirectives: number;
   };
-  /** How request bodies are received (src/http/limits.ts readBody, docs/decisions.md "Hostile readers: the HTTP edge"). */
+  /** How request bodies are received (src/http/limits.ts readBody, docs/decisions.md "Request limits"). */
   bodies: BodyReadConfig;
   /** API tokens a user may create per rolling hour (src/domain/users.ts). */
   apiTokensPerHour: number;

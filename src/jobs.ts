@@ -67,7 +67,7 @@ type RunningPool = { name: string; runner: Runner; id: string };
  * The named queue of an organization's heavy jobs (imports, OpenAPI processing, PDF exports):
  * graphile-worker runs one job of a named queue at a time, so one organization holds at most one
  * of the main pool's workers and another organization's job takes the next free one, however
- * many jobs the first has queued (issue 20, "fair queues"; webhooks have `webhooks:<org>`).
+ * many jobs the first has queued (webhooks have `webhooks:<org>`).
  */
 export function organizationQueue(organizationId: string) {
   return `org:${organizationId}`;

@@ -1,4 +1,4 @@
-// Anonymous reads at the edge (issue 21 items 2 and 8): without a token, GraphQL operations whose
+// Anonymous reads at the edge: without a token, GraphQL operations whose
 // every root field is a published read run as the anonymous reader, and the REST published reads
 // answer; everything else is the usual 401. Anonymous GETs of public sites carry shared-cache
 // headers; every other answer stays private. Readers of every kind alternating on one site never
@@ -189,8 +189,8 @@ describe('anonymous REST', () => {
       expect(r.status, `${path}: ${r.text}`).toBe(200);
       expectValidResponse('GET', template, 200, r.json);
     }
-    // The structure as the anonymous reader sees it. (The paged `sections` and `site-spaces`
-    // lists do not filter conditioned rows yet: issue 21 item 4, another part of the issue.)
+    // The structure as the anonymous reader sees it. (What the paged `sections` and
+    // `site-spaces` lists hold for each reader is checked in test/audiences.test.ts.)
     const structure = await send(`${SITE()}/structure`);
     expect(structure.json.structure.map((s: any) => s.title)).toEqual(['Docs']);
     // Not published, or a share-link site without its key: NOT_FOUND without a token.

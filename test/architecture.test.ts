@@ -1,6 +1,6 @@
 // The house's import rules (.dependency-cruiser.cjs): no import circles, GraphQL never imports the
 // REST shim, access and lib/ stand below the domain, the domain knows no API layer. Violations
-// still waiting for their move (issue 13) are listed below; the list may only shrink: a listed
+// still waiting for their move are listed below; the list may only shrink: a listed
 // violation that no longer occurs fails the test too, so it is removed when its move lands.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';

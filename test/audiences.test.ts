@@ -1,4 +1,4 @@
-// Published sites for their real audiences (issue 21): a table of reader kind × site visibility ×
+// Published sites for their real audiences: a table of reader kind × site visibility ×
 // read path, asserting exactly the sections, site spaces and pages each reader gets — nothing more —
 // and that conditions and counters reach members only. Every site has three sections: "Docs" (no
 // condition), "Enterprise" (a signed claim: `visitor.claims.isEnterprise`) and "Pro" (an unsigned

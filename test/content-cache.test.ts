@@ -1,4 +1,4 @@
-// The page-tree cache (src/graphql/content.ts, issue 20): only a complete load is kept — a load
+// The page-tree cache (src/graphql/content.ts): only a complete load is kept — a load
 // that timed out is a 503, and once the database recovers the next read shows every page — and
 // the cache is bounded by (estimated) bytes, however many distinct large trees are read.
 import pg from 'pg';

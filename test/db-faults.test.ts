@@ -136,7 +136,7 @@ function expectRest503(r: Awaited<ReturnType<typeof rest>>) {
   expect(r.body).toEqual({ error: { code: 503, message: expect.stringMatching(/database/i) } });
 }
 
-/** `data`: null when nothing ran; a failed nullable lookup (issue 22) is `{ field: null }`, still a 503 since nothing else answered. */
+/** `data`: null when nothing ran; a failed nullable lookup is `{ field: null }`, still a 503 since nothing else answered. */
 function expectGql503(r: Awaited<ReturnType<typeof gql>>, data: Record<string, null> | null = null) {
   expect(r.status).toBe(503);
   expectRetryAfter(r.headers);

@@ -1,4 +1,4 @@
-// Incremental delivery (issue 22): `@defer` and `@stream` through @graphql-yoga/plugin-defer-stream,
+// Incremental delivery: `@defer` and `@stream` through @graphql-yoga/plugin-defer-stream,
 // answered as `multipart/mixed` parts, read with a real client (@urql/core's fetch exchange, which
 // merges incremental parts into one result as they arrive). A front end paints a published site's
 // navigation (its sections) from the first part and the page trees from the later ones.

@@ -1,4 +1,4 @@
-// GraphQL over HTTP (issue 22): the spec's own audit (graphql-http's `serverAudits`) against a live
+// GraphQL over HTTP: the spec's own audit (graphql-http's `serverAudits`) against a live
 // app, every MUST and SHOULD passing; request errors answer 200 with `errors` under
 // `application/json` (what Apollo Client 3 and most clients accept) and 400 under
 // `application/graphql-response+json`; the answer's type follows Accept (q-values included);

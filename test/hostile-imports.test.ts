@@ -1,4 +1,4 @@
-// Hostile imports (issue 20, item 4 and the slow import of item 11): zip and docx bombs are
+// Hostile imports (archive bombs, huge pages, slow conversions): zip and docx bombs are
 // refused on their declared sizes before anything is inflated, a lying declared size is caught
 // while inflating, the process's memory stays bounded, an imported page over the page limit fails
 // the import with nothing written, and a REST import still running after the wait answers 202

@@ -1,4 +1,4 @@
-// Hostile subscribers and stalled LISTEN connections (issue 20, item 7 and the `after` of item 11):
+// Hostile subscribers, stalled LISTEN connections and resume points beyond the log:
 // - one token (or one address) cannot take every subscription slot of a process;
 // - a stream whose token is revoked, or whose member is removed, ends within one keep-alive
 //   interval even when no event comes;

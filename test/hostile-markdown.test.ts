@@ -1,4 +1,4 @@
-// Hostile markdown (issue 20, item 1): content that made remark quadratic or overflow its stack
+// Hostile markdown: content that made remark quadratic or overflow its stack
 // is parsed off the event loop, once, at write time, within a deadline; what does not parse in
 // time, or nests too deep, is a 400 naming the field and changes nothing; reads parse nothing;
 // older rows are converted by the backfill job.

@@ -1,4 +1,4 @@
-// Issue 20, item 5: PDF export as a hostile reader and editor would use it. The export renders in
+// PDF export as a hostile reader and editor would use it. The export renders in
 // a job, in a worker thread, within a time and byte budget; /healthz keeps answering while 120
 // pages render; a reader's GET writes nothing; starting an export needs the edit role; a render
 // over budget fails the export with its reason and stores nothing.

@@ -1,4 +1,4 @@
-// Fair queues and dead workers (issue 20, items 6 and 9), with the hostile input itself:
+// Fair queues and dead workers, with the hostile input itself:
 // - tarpit receivers (accept the connection, read the request, never answer) behind two
 //   organizations' webhooks, with deliveries queued: another organization's OpenAPI processing
 //   and another's webhook delivery finish while each tarpit still holds its first delivery

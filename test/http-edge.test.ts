@@ -1,4 +1,4 @@
-// The HTTP edge against hostile clients (issue 20): slow or stalled uploads cannot hold the shared
+// The HTTP edge against hostile clients: slow or stalled uploads cannot hold the shared
 // body budget (a token is checked before a body is read, each client holds at most its share, a
 // body must arrive in time and at a minimum rate), an early 413 reaches the client instead of a
 // reset, rate limits count a user's tokens together and limit how fast tokens are minted,

@@ -83,7 +83,7 @@ describe('page', () => {
     expect(nested.errors?.[0].extensions?.code).toBe('BAD_REQUEST');
   });
 
-  it('GraphQL: a bad after is BAD_REQUEST when only totalCount is selected, too (issue 20)', async () => {
+  it('GraphQL: a bad after is BAD_REQUEST when only totalCount is selected, too', async () => {
     const count = `query($id: ID!, $after: String) { teams(organizationId: $id, after: $after) { totalCount } }`;
     const good = await t.gql(count, { id: org });
     expect(good.errors).toBeUndefined();

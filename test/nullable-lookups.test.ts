@@ -1,4 +1,4 @@
-// Nullable lookups (issue 22): every single-object root field on Query answers `null` plus one
+// Nullable lookups: every single-object root field on Query answers `null` plus one
 // error for that field when the object is missing, invisible, forbidden or asked for wrongly, and
 // every other root field of the request keeps its data (as GitHub's API does). The REST shim still
 // turns those errors into 404/403/400, since it reads `errors`, not `data`.

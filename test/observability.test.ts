@@ -1,4 +1,4 @@
-// Operations (issue 15): request ids on every response and log line, one access log line per
+// Operations: request ids on every response and log line, one access log line per
 // request at the right level, Prometheus metrics at /metrics (README, "Operations").
 import net from 'node:net';
 import { Writable } from 'node:stream';

@@ -219,13 +219,13 @@ describe('published-structure cache', () => {
   }, 120_000);
 });
 
-describe('published-structure cache: bounded by bytes (issue 20)', () => {
+describe('published-structure cache: bounded by bytes', () => {
   it('visitor claims over the bound are a BAD_REQUEST naming visitor.claims', async () => {
     const outsider = await t.createUser();
     expect((await read(outsider.token)).status).toBe(200);
     const refused = async (claims: unknown) => {
       const r = await read(outsider.token, { visitor: { claims } });
-      // The field fails, not the request: its lookup is null (issue 22, nullable lookups).
+      // The field fails, not the request: its lookup is null (nullable lookups).
       expect(r.json.data).toEqual({ publishedSite: null });
       expect(r.json.errors?.[0].extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'visitor.claims' });
     };

@@ -31,7 +31,7 @@ const DOCUMENTED_EXTENSIONS = new Set([
   // The organization audit log, as the newer 0.202.0 document defines it (listOrganizationAuditEvents, getOrganizationAuditEvent).
   'GET /v1/orgs/:organizationId/audit-events',
   'GET /v1/orgs/:organizationId/audit-events/:auditEventId',
-  // Signed webhooks (issue 16): registration, deliveries, redelivery, secret rotation.
+  // Signed webhooks: registration, deliveries, redelivery, secret rotation.
   'GET /v1/orgs/:organizationId/webhooks',
   'POST /v1/orgs/:organizationId/webhooks',
   'GET /v1/orgs/:organizationId/webhooks/:webhookId',
@@ -42,9 +42,9 @@ const DOCUMENTED_EXTENSIONS = new Set([
   'POST /v1/orgs/:organizationId/webhooks/:webhookId/rotate-secret',
   // Where a 202 from an import points: the newer 0.202.0 document's import run (getImportRun).
   'GET /v1/org/:organizationId/imports/:importRunId',
-  // Starting a change request's PDF export (issue 20: the contract's GET no longer writes for readers).
+  // Starting a change request's PDF export (the contract's GET does not write for readers).
   'POST /v1/spaces/:spaceId/change-requests/:changeRequestId/pdf',
-  // A site's visitor public key (issue 21): the owner's RS256/ES256 key beside the official HS256 secret.
+  // A site's visitor public key: the owner's RS256/ES256 key beside the official HS256 secret.
   'PUT /v1/orgs/:organizationId/sites/:siteId/publishing/auth/public-key',
   'DELETE /v1/orgs/:organizationId/sites/:siteId/publishing/auth/public-key',
   // Bulk upsert of site redirects, as the newer 0.202.0 document defines it (bulkUpsertSiteRedirects; live redirects only).

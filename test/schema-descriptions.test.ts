@@ -1,5 +1,5 @@
 // Every element of the public schema says what it is in GraphiQL: each type, field, argument,
-// input field and enum value has a non-empty description (issue 12). Introspection types
+// input field and enum value has a non-empty description. Introspection types
 // (`__*`) are the GraphQL spec's own and are skipped.
 import { describe, expect, it } from 'vitest';
 import { buildSchema, isEnumType, isInputObjectType, isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';

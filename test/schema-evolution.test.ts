@@ -1,4 +1,4 @@
-// Schema evolution (issue 22): the committed baseline (schema.baseline.graphql) against the schema
+// Schema evolution: the committed baseline (schema.baseline.graphql) against the schema
 // built from the code. A BREAKING change (as @graphql-inspector/core classifies it) fails unless
 // the baseline already marked what it touches `@deprecated`; the comparison itself is checked on
 // small schemas so this test is known to be able to fail.
@@ -74,7 +74,7 @@ describe('the comparison', () => {
   it('reports an output field made nullable as the inspector classifies it (breaking: a client relying on non-null breaks)', async () => {
     const verdicts = await breakingChanges(BASE, edit('title: String!  slug', 'title: String  slug'));
     expect(verdicts.map((v) => [v.change.type, v.change.path, v.announced])).toEqual([['FIELD_TYPE_CHANGED', 'Page.title', false]]);
-    // Non-null → null on an output field is how issue 22's nullable lookups change Query: such a
+    // Non-null → null on an output field is how the nullable lookups changed Query: such a
     // change needs the baseline refreshed (and a CHANGELOG line), or a deprecation first.
     expect(await unannouncedBreakingChanges(BASE, edit('title: String!  slug', 'title: String  slug'))).toHaveLength(1);
     // The other way (nullable → non-null on an output) is safe for clients.

@@ -1,4 +1,4 @@
-// Scoped tokens (issue 21 item 5): a `published` token, issued by `createPublishedReadToken` or the
+// Scoped tokens: a `published` token, issued by `createPublishedReadToken` or the
 // admin CLI, runs published reads only (GraphQL root fields in PUBLISHED_READ_ROOT_FIELDS, REST
 // routes marked `published`), reads as a reader who is not a member whatever its user is,
 // optionally only some sites; anything else is 403. Revoking it works like any token.

@@ -1,4 +1,4 @@
-// searchSite (issue 21 item 7): full-text search of one published site, for its reader. A
+// searchSite: full-text search of one published site, for its reader. A
 // published public site with a section "Main" (its default site space Docs, and a site space of
 // a private space) and a section "Enterprise" conditioned on a signed claim; inside Docs a page
 // conditioned on an unsigned claim, with a child page. Every page mentions "zebrafish".

@@ -48,7 +48,7 @@ describe('creating and reading spaces', () => {
   });
 });
 
-describe('statements of a space read (issue 14)', () => {
+describe('statements of a space read', () => {
   const isAccess = (sql: string) => /WITH teams AS/.test(sql);
   const isToken = (sql: string) => /"ApiToken"|"Token"/.test(sql);
   it('GET /v1/spaces/{id} costs at most 3 statements with the token read (token, space with counts, access), for an admin and for a reader with a team grant on an ancestor collection', async () => {

@@ -1,4 +1,4 @@
-// Subscriptions for every common client (issue 22): graphql-ws over WebSocket on /graphql, driven
+// Subscriptions for every common client: graphql-ws over WebSocket on /graphql, driven
 // through the real `graphql-ws` client on `ws`, and a browser's EventSource (the `eventsource`
 // package) authenticated by a single-use ticket instead of a header.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

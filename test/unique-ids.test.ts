@@ -1,4 +1,4 @@
-// One object, one id (issue 22; docs/decisions.md, "Front-end clients: one object, one id").
+// One object, one id (docs/decisions.md, Identifiers, "One object, one id").
 // Relay, Apollo and urql normalize their caches by `id` (Relay by `id` alone, Apollo and urql by
 // `__typename:id`): two objects answering one id show each other's data, silently. This file
 // (a) walks the schema: every object type with an `id` field is a Node, or a wrapper whose `id` is

@@ -1,4 +1,4 @@
-// Visitor authentication (issue 21, item 3): a site's visitor keys (a generated HS256 secret, or
+// Visitor authentication: a site's visitor keys (a generated HS256 secret, or
 // the owner's RS256/ES256 public key), rotation with an overlap, the publishing-auth settings, over
 // REST (official client + the official document, and the public-key extension) and GraphQL; and
 // visitor tokens verified end to end through `publishedSite` on a visitor-auth site read by a

@@ -1,5 +1,5 @@
 // Every explicit lock a transaction takes, in one place, and the one order they are taken in
-// (docs/decisions.md "Lock order and retries"). A transaction may skip levels, but never takes
+// (docs/decisions.md "Transactions, lock order and retries"). A transaction may skip levels, but never takes
 // a lock of an earlier level after one of a later level:
 //
 //   1. organization tree   advisory lock per organization, several in id order   lockTree
@@ -14,7 +14,7 @@
 // the row. That is why a writer of a change request's content (it inserts revisions pointing at
 // the space) takes the space lock first in 'share' mode — otherwise it would hold the change
 // request and then wait for the space behind a merge that holds the space and waits for the
-// change request (the 40P01 deadlock of issue 10). And why a writer of main takes FOR UPDATE up
+// change request (a 40P01 deadlock). And why a writer of main takes FOR UPDATE up
 // front instead of upgrading a weaker lock when it moves Space.revisionId.
 //
 // Transactions that still fail with a deadlock or serialization failure are re-run by

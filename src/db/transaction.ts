@@ -11,7 +11,7 @@
 // Prisma 7 on the pg driver adapter reports these errors as PrismaClientKnownRequestError with
 // code P2034 (model operations) or P2010 (raw queries), the SQLSTATE in
 // `meta.driverAdapterError.cause.originalCode` and `kind: 'TransactionWriteConflict'`
-// (docs/decisions.md "Lock order and retries").
+// (docs/decisions.md "Transactions, lock order and retries").
 import { transactionScope, type Db, type Tx } from './client.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 

@@ -1,4 +1,4 @@
-// PDF export of a change request (issue 20, item 5). Rendering is CPU work that grows with the
+// PDF export of a change request. Rendering is CPU work that grows with the
 // content, so it never runs on the request path: an export is a row (PdfExport) with a state,
 // rendered by the `renderPdfExport` job in a worker thread within the budgets of
 // `config.pdfExport` (time, bytes, heap). A render over budget marks the export failed with the

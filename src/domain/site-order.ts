@@ -347,7 +347,7 @@ export type { VisitorClaims } from '../auth/audience.ts';
 import type { VisitorClaims } from '../auth/audience.ts';
 
 /**
- * Bounds on visitor claims (issue 20): claims are part of the published cache's key and walked by
+ * Bounds on visitor claims: claims are part of the published cache's key and walked by
  * every condition, so a caller may not send megabytes of them. Serialized JSON size (UTF-16
  * units), properties and array items counted at every level, and nesting below `claims`.
  */

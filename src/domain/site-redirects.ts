@@ -8,8 +8,8 @@
 //
 // Automatic redirects (`recordMovedPages`): when a merge (or a live edit) changes the path of a
 // page of a space that sites show, the old published path of the page on each of those sites
-// becomes a redirect to the page, in the same transaction. The rule (docs/decisions.md "Audiences:
-// redirects and URL lookup"): a manual redirect on the same source is never replaced; an automatic
+// becomes a redirect to the page, in the same transaction. The rule (docs/decisions.md "Redirects
+// and URL lookup"): a manual redirect on the same source is never replaced; an automatic
 // one is re-pointed (the latest move wins); and automatic redirects whose source is now the path of
 // a moved page are removed, so moving a page back leaves no redirect shadowing it.
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// Site search (issue 21 item 7): full-text search of one published site's current content, for
+// Site search: full-text search of one published site's current content, for
 // its reader (src/auth/audience.ts, decided by `Access.siteReader`).
 //
 // What is searched: the current revisions of the spaces the site shows, through the same

@@ -1,4 +1,4 @@
-// Visitor authentication keys and settings of a site (issue 21, "visitor authentication"). A site
+// Visitor authentication keys and settings of a site. A site
 // verifies visitor tokens (src/auth/visitor-tokens.ts) with its keys in `SiteVisitorKey`: a
 // generated HS256 secret, or a public key the owner supplies (RS256/ES256, SPKI PEM). One key is
 // current (`retiresAt` null); rotating (regenerate, or setting a public key) makes the new key

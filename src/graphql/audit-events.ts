@@ -35,7 +35,7 @@ const AuditEventTarget = builder.simpleObject('AuditEventTarget', {
 });
 
 // The ids of the actor and the target, named for what they are: a wrapper's own `id` would reuse
-// the user's, space's, site's… id (docs/decisions.md, "Front-end clients: one object, one id").
+// the user's, space's, site's… id (docs/decisions.md, "One object, one id").
 builder.objectField(AuditEventActor, 'actorId', (t) => t.string({ description: 'The user id (`user_…`), or `system`.', resolve: (a) => a.id }));
 builder.objectField(AuditEventTarget, 'objectId', (t) => t.string({ description: 'The affected object\'s id (for a member, the user id).', resolve: (a) => a.id }));
 

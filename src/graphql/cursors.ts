@@ -1,4 +1,4 @@
-// Keyset cursors for every connection (docs/decisions.md, "Cursors and limits").
+// Keyset cursors for every connection (docs/decisions.md, "Cursors").
 //
 // A cursor names the sort key of an item, the list it came from and the ordering, never a row:
 // a page asks for the items after that key (`WHERE (a, id) > (…)`, written out for Prisma as

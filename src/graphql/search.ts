@@ -42,7 +42,7 @@ const SearchSpaceResult = builder.simpleObject('SearchSpaceResult', {
 });
 
 // The stable ids of what a result shows, named for what they are: a result's own `id` would
-// reuse the page's or space's id (docs/decisions.md, "Front-end clients: one object, one id").
+// reuse the page's or space's id (docs/decisions.md, "One object, one id").
 builder.objectField(SearchSectionResult, 'sectionId', (t) => t.string({ description: 'Section id: `{pageId}#{anchor}`, or the page id for text before the first heading.', resolve: (r) => r.id }));
 builder.objectField(SearchPageResult, 'pageId', (t) => t.string({ description: 'The page id (`page_…`).', resolve: (r) => r.id }));
 builder.objectField(SearchSpaceResult, 'spaceId', (t) => t.string({ description: 'The space id (`space_…`).', resolve: (r) => r.id }));

@@ -52,7 +52,7 @@ const SiteSearchMatch = builder.simpleObject('SiteSearchMatch', {
 });
 
 // The ids of what a result shows, named for what they are: a wrapper's own `id` would reuse the
-// site section's, site space's or page's id (docs/decisions.md, "Front-end clients: one object, one id").
+// site section's, site space's or page's id (docs/decisions.md, "One object, one id").
 builder.objectField(SiteSearchResultSection, 'siteSectionId', (t) => t.string({ description: 'The section (`sitesc_…`).', resolve: (r) => r.id }));
 builder.objectField(SiteSearchResultSiteSpace, 'siteSpaceId', (t) => t.string({ description: 'The site space (`sitesp_…`).', resolve: (r) => r.id }));
 builder.objectField(SiteSearchMatch, 'sectionId', (t) =>

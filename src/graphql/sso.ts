@@ -56,7 +56,7 @@ const SsoProviderLogin = builder.simpleObject('SsoProviderLogin', {
 });
 
 // The provider's id, named for what it is: the login's own `id` would reuse the SamlProvider's
-// (docs/decisions.md, "Front-end clients: one object, one id").
+// (docs/decisions.md, "One object, one id").
 builder.objectField(SsoProviderLogin, 'samlProviderId', (t) => t.string({ description: 'The SAML provider id (`saml_…`).', resolve: (l) => String(l.id) }));
 
 export const SamlProviderRef = builder.prismaNode('SamlProvider', {

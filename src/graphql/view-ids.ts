@@ -1,4 +1,4 @@
-// One object, one id (docs/decisions.md, "Front-end clients: one object, one id"): normalized
+// One object, one id (docs/decisions.md, "One object, one id"): normalized
 // client caches (Relay, Apollo, urql) key objects by `id`, so an object read through a filtered
 // view (a visitor preview, a published reader) answers an id of its own, and a page of a revision
 // a revision-scoped id. The stable ids stay available as `siteId`, `pageId`.

@@ -102,7 +102,7 @@ function validate(node: ConditionAst): void {
   }
 }
 
-// Bounded by count and by bytes (issue 20): the key is the text (2 bytes a character) and an AST costs at
+// Bounded by count and by bytes: the key is the text (2 bytes a character) and an AST costs at
 // most about one node of ~80 bytes per two characters; an over-long text is never stored.
 const cache = new LRUCache<string, ParseResult>({
   max: 1000,

@@ -3,7 +3,7 @@
 // some inputs (`*a` × 15,000 took 22 s) and recurses per level of nesting (`> ` × 20,000
 // overflowed the stack), so no request may run it on the loop, and none may run it without a
 // budget. Writes parse once and store the result with the page version or comment; reads take
-// what is stored (docs/decisions.md, "Hostile readers: markdown").
+// what is stored (docs/decisions.md, "Markdown").
 //
 // The deadline counts from the moment a worker starts the task (it says so on a MessagePort),
 // so time spent queued behind other parses is not charged to it. It is wall-clock time of a

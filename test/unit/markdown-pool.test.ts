@@ -1,4 +1,4 @@
-// The markdown pool shares its threads out by caller (issue 20: one tenant's flood of parses must
+// The markdown pool shares its threads out by caller (one tenant's flood of parses must
 // not delay another's write by the whole flood). With one thread, a caller who queued four parses
 // and a caller who arrives after them: the second gets the thread as soon as the running parse
 // ends, before the first caller's remaining three.
