@@ -6,6 +6,24 @@ import { Prisma } from '../generated/prisma/client.ts';
 import type { Member, Role, Site } from '../generated/prisma/client.ts';
 import { highestRole } from './roles.ts';
 
+/** The caller's memberships in `orgIds`, in their order (null: not a member). */
+export async function loadMemberships(prisma: Tx, userId: string, orgIds: readonly string[]): Promise<Array<Member | null>> {
+  const rows = await prisma.member.findMany({ where: { userId, organizationId: { in: [...orgIds] } } });
+  const byOrg = new Map(rows.map((m) => [m.organizationId, m]));
+  return orgIds.map((id) => byOrg.get(id) ?? null);
+}
+
+/** The organization of each site or share link, in the order of `ids` (null: none). */
+export async function loadOrganizationsOf(prisma: Tx, kind: 'site' | 'shareLink', ids: readonly string[]): Promise<Array<string | null>> {
+  const where = { id: { in: [...ids] } };
+  const rows =
+    kind === 'site'
+      ? await prisma.site.findMany({ where, select: { id: true, organizationId: true } })
+      : (await prisma.shareLink.findMany({ where, select: { id: true, site: { select: { organizationId: true } } } })).map((r) => ({ id: r.id, organizationId: r.site.organizationId }));
+  const byId = new Map(rows.map((r) => [r.id, r.organizationId]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
+
 /** A space or collection as the access statement reads it. */
 export type ContentTarget = { id: string; organizationId: string; ancestorIds: string[]; defaultLevel: Role | null };
 

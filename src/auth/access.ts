@@ -13,30 +13,21 @@
 import DataLoader from 'dataloader';
 import type { Tx } from '../db/client.ts';
 import type { Member, Role, Space, Collection, Site, TeamRole, User, ChangeRequest, Comment } from '../generated/prisma/client.ts';
-import { AppError, notFound, forbidden, unauthenticated } from '../lib/errors.ts';
-import { loadContentFacts, contentRoleOf, type ContentFacts, type ContentTarget } from './access-sql.ts';
+import { notFound, forbidden, unauthenticated } from '../lib/errors.ts';
+import { loadContentFacts, loadMemberships, loadOrganizationsOf, contentRoleOf, type ContentFacts, type ContentTarget } from './access-sql.ts';
 import { ORG_ACTIONS, orgAllows, memberRights, organizationPermissionsFor, teamRights, type OrgAction, type SiteAction } from './org-actions.ts';
-import {
-  changeRequestPermissionsFor,
-  commentPermissionsFor,
-  refusalOf,
-  spaceAllows,
-  spacePermissionsFor,
-  spaceRoleAllows,
-  type CollectionAction,
-  type SpaceAction,
-  type SpaceFacts,
-} from './space-actions.ts';
+import { changeRequestPermissionsFor, commentPermissionsFor, refusalOf, spaceAllows, spacePermissionsFor, spaceRoleAllows } from './space-actions.ts';
+import type { CollectionAction, SpaceAction, SpaceFacts } from './space-actions.ts';
 import * as published from './published-gate.ts';
 import type { ReaderOptions, ResolvedShareKey, SiteReaderRow } from './published-gate.ts';
 import type { SiteReader } from './audience.ts';
 import type { Viewer } from './tokens.ts';
 
 export type { Viewer } from './tokens.ts';
-export { ORG_ACTIONS, type OrgAction, type SiteAction } from './org-actions.ts';
-export { SPACE_ACTIONS, spacePermissionsFor, type SpaceAction, type SpaceFacts } from './space-actions.ts';
-export { SHARE_KEY_PREFIX, resolveShareKey, type ReaderOptions, type ResolvedShareKey } from './published-gate.ts';
-export { visibilityScope, spacesWhereFor, collectionsWhereFor, visibleSpacesWhere, visibleCollectionsWhere, type VisibilityScope } from './listing.ts';
+// What callers imported from here before the rooms: they keep working unchanged.
+export type { SiteAction } from './org-actions.ts';
+export { SHARE_KEY_PREFIX } from './published-gate.ts';
+export { visibilityScope, visibleSpacesWhere, visibleCollectionsWhere } from './listing.ts';
 
 type SpaceLike = Pick<Space, 'id' | 'organizationId' | 'ancestorIds' | 'visibility' | 'defaultLevel'> & { deletedAt?: Date | null };
 type CollectionLike = Pick<Collection, 'id' | 'organizationId' | 'ancestorIds' | 'defaultLevel'>;
@@ -59,23 +50,10 @@ export class Access {
     private readonly prisma: Tx,
     readonly viewer: Viewer | null,
   ) {
-    this.membershipLoader = new DataLoader(async (orgIds) => {
-      // A `published`-scoped token is never a member: it reads as an outsider, whatever its user is.
-      if (!viewer || viewer.scope) return orgIds.map(() => null);
-      const rows = await prisma.member.findMany({ where: { userId: viewer.user.id, organizationId: { in: [...orgIds] } } });
-      const byOrg = new Map(rows.map((m) => [m.organizationId, m]));
-      return orgIds.map((id) => byOrg.get(id) ?? null);
-    });
-    this.siteOrgLoader = new DataLoader(async (ids) => {
-      const rows = await prisma.site.findMany({ where: { id: { in: [...ids] } }, select: { id: true, organizationId: true } });
-      const byId = new Map(rows.map((r) => [r.id, r.organizationId]));
-      return ids.map((id) => byId.get(id) ?? null);
-    });
-    this.shareLinkOrgLoader = new DataLoader(async (ids) => {
-      const rows = await prisma.shareLink.findMany({ where: { id: { in: [...ids] } }, select: { id: true, site: { select: { organizationId: true } } } });
-      const byId = new Map(rows.map((r) => [r.id, r.site.organizationId]));
-      return ids.map((id) => byId.get(id) ?? null);
-    });
+    // A `published`-scoped token is never a member: it reads as an outsider, whatever its user is.
+    this.membershipLoader = new DataLoader(async (orgIds) => (!viewer || viewer.scope ? orgIds.map(() => null) : loadMemberships(prisma, viewer.user.id, orgIds)));
+    this.siteOrgLoader = new DataLoader((ids) => loadOrganizationsOf(prisma, 'site', ids));
+    this.shareLinkOrgLoader = new DataLoader((ids) => loadOrganizationsOf(prisma, 'shareLink', ids));
     // The access statement, batched across the spaces and collections of a request: one statement
     // whatever the number of targets and the depth of their collections. It also primes the
     // membership and team caches, so later organization checks cost nothing.
@@ -96,11 +74,7 @@ export class Access {
     return new Access(db, { user, tokenId: 'as-user' });
   }
 
-  /**
-   * The same caller's checks read through `tx`, for checks inside a transaction: they see what
-   * the transaction locked and wrote, and use its connection instead of a second one from the
-   * pool (db/client.ts). Fresh loaders: nothing cached before the transaction is trusted.
-   */
+  /** The same caller's checks through `tx` (its locks and writes, its connection: db/client.ts), with fresh loaders. */
   within(tx: Tx): Access {
     return new Access(tx, this.viewer);
   }
@@ -135,10 +109,7 @@ export class Access {
     return m && !m.disabled ? m : null;
   }
 
-  /**
-   * Require that the caller may perform `action` in the organization: NOT_FOUND to non-members
-   * (and disabled members), FORBIDDEN below the action's role (ORG_ACTIONS). Returns the membership.
-   */
+  /** Require `action` in the organization: NOT_FOUND to (disabled) non-members, FORBIDDEN below its ORG_ACTIONS role. */
   async requireOrg(organizationId: string, action: OrgAction): Promise<Member> {
     this.requireViewer();
     const m = await this.activeMember(organizationId);
@@ -166,10 +137,7 @@ export class Access {
     return memberRights(await this.activeMember(organizationId), userId);
   }
 
-  /**
-   * Require that the caller may read the member `userId` (REST `GET …/members/{userId}`,
-   * `member`, `node(id:)`): NOT_FOUND to non-members, FORBIDDEN to guests reading someone else.
-   */
+  /** Require reading the member `userId`: NOT_FOUND to non-members, FORBIDDEN to guests reading someone else. */
   async requireMemberView(organizationId: string, userId: string): Promise<Member> {
     const me = await this.requireOrg(organizationId, 'organization:view');
     if (!memberRights(me, userId).view) throw forbidden(`This requires the ${ORG_ACTIONS['member:read']} role in the organization`);
@@ -184,11 +152,7 @@ export class Access {
 
   // ------------------------------------------------------------------ sites
 
-  /**
-   * Require an organization member allowed `action` on the site (NOT_FOUND for a missing site, or
-   * one of another organization than `organizationId` when given, the REST path's; then as
-   * requireOrg). Used for the site's settings and structure, and for every site write.
-   */
+  /** Settings, structure and writes of a site: NOT_FOUND when missing or of another `organizationId`, then requireOrg. */
   async requireSite(site: Pick<Site, 'organizationId'> | null | undefined, action: SiteAction = 'site:read', organizationId?: string): Promise<void> {
     this.requireViewer();
     if (!site || (organizationId && site.organizationId !== organizationId)) throw notFound('Site');
@@ -223,10 +187,7 @@ export class Access {
     this.readSites.add(siteId);
   }
 
-  /**
-   * node(id:) and fallback loads of a site or of its structure: sites this request already read
-   * (`noteSiteRead`), else organization members allowed `action`.
-   */
+  /** node(id:) and fallback loads of a site: sites this request read (`noteSiteRead`), else members allowed `action`. */
   async canSeeSite(siteId: string | null, action: SiteAction = 'site:read'): Promise<boolean> {
     if (!siteId) return false;
     // A site this request read (an anonymous reader's too: its fields reload the row).
@@ -272,10 +233,7 @@ export class Access {
     return this.contentRole(collection);
   }
 
-  /**
-   * Record that this request read the space through a valid share key. Only the flags learn it:
-   * the key opens the space's own reading operation, nothing else, so `spaceRole` is unchanged.
-   */
+  /** This request read the space through a valid share key: only the flags learn it (`spaceRole` is unchanged). */
   noteShareKeyRead(spaceId: string) {
     this.shareKeyReads.add(spaceId);
   }
@@ -334,8 +292,4 @@ export class Access {
     if (!spaceRoleAllows(role, action, {}, undefined)) throw forbidden(refusalOf(action, {}, undefined, 'collection'));
     return role;
   }
-}
-
-export function isAppError(e: unknown): e is AppError {
-  return e instanceof AppError;
 }
