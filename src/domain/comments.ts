@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Comment, Prisma, Role, Space } from '../generated/prisma/client.ts';
 import { newId } from '../lib/ids.ts';
-import { badRequest, forbidden, notFound, parseInput } from '../lib/errors.ts';
+import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { InvalidDocumentError } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, parseMarkdownFor, refusalError } from '../lib/markdown-pool.ts';
 import { loadRevision } from './revisions.ts';
@@ -238,7 +238,7 @@ export async function updateReply(ctx: DomainContext, scope: CommentScope, comme
 
 /** Idempotent delete: false when there was nothing to delete. Replies go with their comment. */
 export async function deleteComment(ctx: DomainContext, scope: CommentScope, id: string, parentId: string | null = null): Promise<boolean> {
-  const viewer = ctx.access.requireViewer();
+  ctx.access.requireViewer();
   if (parentId) await loadInScope(ctx, scope, parentId, null);
   const existing = await ctx.prisma.comment.findUnique({ where: { id } });
   if (!existing || existing.spaceId !== scope.space.id || existing.changeRequestId !== scope.changeRequestId || existing.parentId !== parentId) {

@@ -343,7 +343,6 @@ export function orderSections<S extends { id: string; groupId: string | null; po
 }
 
 export type { VisitorClaims } from '../auth/audience.ts';
-import type { VisitorClaims } from '../auth/audience.ts';
 
 /**
  * Bounds on visitor claims (issue 20): claims are part of the published cache's key and walked by
