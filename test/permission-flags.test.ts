@@ -91,6 +91,17 @@ async function newChangeRequest(spaceId: string) {
   return r.body.id as string;
 }
 
+/** A comment's flags: the REST representation's, plus `resolve`, which only GraphQL carries (the contract has none). */
+async function commentFlags(i: Instance, c: Caller) {
+  const flags = await readFlags(`/v1/spaces/${i.space}/comments/${i.comment}`, c);
+  if (!flags) return null;
+  const r = await t.gql(`query($s: ID!, $id: ID!) { comment(spaceId: $s, id: $id) { permissions { resolve } } }`, { s: i.space, id: i.comment }, c.token);
+  expect(r.errors, `comment.permissions.resolve as ${c.name}`).toBeUndefined();
+  return { ...flags, resolve: r.data.comment.permissions.resolve as boolean };
+}
+
+const resolveOp: Op = (i, c) => rest('PUT', `/v1/spaces/${i.space}/comments/${i.comment}`, { resolved: true }, c);
+
 const insertPage = { changes: [{ operation: 'insert_page', title: 'New page', document: { markdown: 'text' } }] };
 
 const RESOURCES: ResourceCase[] = [
@@ -140,9 +151,10 @@ const RESOURCES: ResourceCase[] = [
       expect(posted.status).toBe(200);
       return { space, comment: posted.body.id };
     },
-    flags: (i, c) => readFlags(`/v1/spaces/${i.space}/comments/${i.comment}`, c),
+    flags: commentFlags,
     ops: [
       ['view', (i, c) => rest('GET', `/v1/spaces/${i.space}/comments/${i.comment}`, undefined, c)],
+      ['resolve', resolveOp],
       ['reply', (i, c) => rest('POST', `/v1/spaces/${i.space}/comments/${i.comment}/replies`, { body: { markdown: 'Agreed' } }, c)],
       ['react', (i, c) => rest('PUT', `/v1/spaces/${i.space}/comments/${i.comment}`, { addedReactions: ['👍'] }, c)],
       ['edit', (i, c) => rest('PUT', `/v1/spaces/${i.space}/comments/${i.comment}`, { body: { markdown: 'Edited' } }, c)],
@@ -161,8 +173,9 @@ const RESOURCES: ResourceCase[] = [
       if (posted.status !== 200) posted = await admin('POST', `/v1/spaces/${space}/comments`, { body: { markdown: 'By the admin' } });
       return { space, comment: posted.body.id };
     },
-    flags: (i, c) => readFlags(`/v1/spaces/${i.space}/comments/${i.comment}`, c),
+    flags: commentFlags,
     ops: [
+      ['resolve', resolveOp],
       ['edit', (i, c) => rest('PUT', `/v1/spaces/${i.space}/comments/${i.comment}`, { body: { markdown: 'Edited' } }, c)],
       ['delete', async (i, c) => {
         const s = await rest('DELETE', `/v1/spaces/${i.space}/comments/${i.comment}`, undefined, c);
@@ -381,6 +394,21 @@ describe('permission flags match what the API does', () => {
       for (const [flag] of resource.ops) expect([...(seen.get(flag) ?? [])].sort(), `${resource.name}.${flag}`).toEqual([false, true]);
     });
   }
+
+  it('a reply is never resolvable: its resolve flag is false for everyone, and `resolved` on a reply is a 400', async () => {
+    const space = await newSpace(callers[0]!);
+    const thread = await admin('POST', `/v1/spaces/${space}/comments`, { body: { markdown: 'Thread' } });
+    const reply = await admin('POST', `/v1/spaces/${space}/comments/${thread.body.id}/replies`, { body: { markdown: 'Reply' } });
+    const r = await t.gql(
+      `query($s: ID!, $c: ID!, $id: ID!) { commentReply(spaceId: $s, commentId: $c, id: $id) { permissions { view resolve } } }`,
+      { s: space, c: thread.body.id, id: reply.body.id },
+    );
+    expect(r.errors).toBeUndefined();
+    expect(r.data.commentReply.permissions).toEqual({ view: true, resolve: false });
+    const put = await admin('PUT', `/v1/spaces/${space}/comments/${thread.body.id}/replies/${reply.body.id}`, { resolved: true });
+    expect(put.status).toBe(400);
+    expect(JSON.stringify(put.body)).toContain('resolved');
+  });
 
   it('a share-key reader is told exactly what the key allows: view, nothing else', async () => {
     const reader = callers.find((c) => c.shareKey)!;

@@ -2,7 +2,15 @@
 // right here because the secret has 256 bits of entropy (nothing to brute-force).
 import crypto from 'node:crypto';
 import type { Tx } from '../db/client.ts';
+import type { User } from '../generated/prisma/client.ts';
 import { newId, newSecret } from '../lib/ids.ts';
+
+/**
+ * The caller of a request, as its token resolves. `scope` is set for a `published`-scoped token (a
+ * front-end renderer's): it reads published content as an outsider (never as a member), of
+ * `siteIds` only when not empty.
+ */
+export type Viewer = { user: User; tokenId: string; scope?: { published: true; siteIds: string[] } };
 
 export const hashToken = (token: string) => crypto.createHash('sha256').update(token).digest('hex');
 

@@ -19,10 +19,10 @@ import type { DomainContext } from './context.ts';
 import type { ChangeRequest, Prisma, Role, Space } from '../generated/prisma/client.ts';
 import type { Tx } from '../db/client.ts';
 import { newId } from '../lib/ids.ts';
-import { badRequest, conflict, forbidden, notFound, parseInput } from '../lib/errors.ts';
+import { badRequest, conflict, notFound, parseInput } from '../lib/errors.ts';
 import { applyChanges, insertPageVersions, loadRevision, writeRevision, type LoadedRevision } from './revisions.ts';
 import { planThreeWayMerge, type MergeConflict } from './three-way.ts';
-import { atLeast } from '../auth/roles.ts';
+import type { SpaceAction } from '../auth/space-actions.ts';
 import { prepareFileFetcher } from './content.ts';
 import { requireEditable } from './spaces.ts';
 import { lockSpaceAndChangeRequest, type SpaceLockMode } from '../db/locks.ts';
@@ -80,30 +80,17 @@ export function changeRequestKey(spaceId: string, idOrNumber: string) {
 }
 
 /**
- * Load a change request (by id or number) in a space the caller may see, requiring `min` on
- * the space: 404 when the space or the change request is not visible, 403 below `min`.
+ * Load a change request (by id or number) in a space the caller may see, requiring `action` on
+ * it (SPACE_ACTIONS, with its author as a fact): 404 when the space or the change request is not
+ * visible, 403 when the action is not allowed.
  */
-export async function resolveChangeRequest(ctx: DomainContext, spaceId: string, idOrNumber: string, min: Role = 'read'): Promise<ResolvedChangeRequest> {
+export async function resolveChangeRequest(ctx: DomainContext, spaceId: string, idOrNumber: string, action: SpaceAction = 'space:read'): Promise<ResolvedChangeRequest> {
   const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
-  const role = await ctx.access.requireSpace(space, 'read');
+  await ctx.access.requireSpace(space, 'space:read');
   const changeRequest = await ctx.prisma.changeRequest.findFirst({ where: changeRequestKey(spaceId, idOrNumber) });
   if (!changeRequest) throw notFound('Change request');
-  if (!atLeast(role, min)) throw forbidden(`This requires the ${min} role on the space`);
+  const role = await ctx.access.requireSpace(space, action, { authorId: changeRequest.createdById });
   return { space: space!, changeRequest, role };
-}
-
-/** What the caller may do with a change request (same rules as the operations enforce). */
-export function changeRequestPermissions(cr: Pick<ChangeRequest, 'createdById' | 'status'>, role: Role | null, viewerId: string | undefined, space: Pick<Space, 'editMode'>) {
-  const open = cr.status !== 'merged';
-  const author = viewerId !== undefined && cr.createdById === viewerId;
-  return {
-    view: role != null,
-    comment: atLeast(role, 'comment'),
-    edit: open && role != null && (author || atLeast(role, 'edit')),
-    editContent: open && cr.status !== 'archived' && atLeast(role, 'edit') && space.editMode !== 'locked',
-    review: atLeast(role, 'review'),
-    merge: open && cr.status !== 'archived' && atLeast(role, 'review') && space.editMode !== 'locked',
-  };
 }
 
 // ------------------------------------------------------------------ create, list, update
@@ -111,7 +98,7 @@ export function changeRequestPermissions(cr: Pick<ChangeRequest, 'createdById' |
 export async function createChangeRequest(ctx: DomainContext, spaceId: string, raw: unknown): Promise<ChangeRequest> {
   const viewer = ctx.access.requireViewer();
   const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
-  await ctx.access.requireSpace(space, 'edit');
+  await ctx.access.requireSpace(space, 'changeRequest:create');
   const input = parseInput(CreateChangeRequestInput, raw);
   return transaction(ctx.prisma, async (tx) => {
     // Row lock on the space: concurrent creations queue here and each gets the next number; the
@@ -153,9 +140,8 @@ export function changeRequestListWhere(spaceId: string, raw: unknown) {
 }
 
 export async function updateChangeRequest(ctx: DomainContext, spaceId: string, idOrNumber: string, raw: unknown): Promise<ChangeRequest> {
-  const viewer = ctx.access.requireViewer();
-  const { space, changeRequest: cr, role } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'read');
-  if (cr.createdById !== viewer.user.id && !atLeast(role, 'edit')) throw forbidden('Only the author or an editor of the space can change a change request');
+  ctx.access.requireViewer();
+  const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'changeRequest:edit');
   const input = parseInput(UpdateChangeRequestInput, raw);
   return transaction(ctx.prisma, async (tx) => {
     const { current } = await lockChangeRequest(tx, spaceId, cr.id, 'share');
@@ -199,7 +185,7 @@ export type ContentChangeResult = Awaited<ReturnType<typeof applyChanges>>;
  */
 export async function applyChangeRequestContent(ctx: DomainContext, spaceId: string, idOrNumber: string, changes: unknown) {
   const viewer = ctx.access.requireViewer();
-  const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'edit');
+  const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'changeRequest:editContent');
   requireEditable(space);
   // Files named by URL are fetched once, before the transaction (no lock held during network
   // I/O, and a retried transaction does not fetch them again).
@@ -263,7 +249,7 @@ async function loadThree(tx: Tx, base: string, a: string, b: string): Promise<[L
  */
 export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, idOrNumber: string): Promise<MergeOutcome<'merge'>> {
   const viewer = ctx.access.requireViewer();
-  const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'review');
+  const { space, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'changeRequest:merge');
   requireEditable(space);
   return transaction(ctx.prisma, async (tx) => {
     // Lock order everywhere: space row, then change request row (db/locks.ts).
@@ -309,7 +295,7 @@ export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, id
  */
 export async function updateChangeRequestFromMain(ctx: DomainContext, spaceId: string, idOrNumber: string): Promise<MergeOutcome<'update'>> {
   const viewer = ctx.access.requireViewer();
-  const { space: spaceRow, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'edit');
+  const { space: spaceRow, changeRequest: cr } = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'changeRequest:editContent');
   requireEditable(spaceRow);
   return transaction(ctx.prisma, async (tx) => {
     // Main cannot move while the space is held in share mode, so the update merges a stable main.

@@ -13,6 +13,7 @@ import type { Collection, ContentGrant, Prisma, Role } from '../generated/prisma
 import { newId } from '../lib/ids.ts';
 import { AppError, badRequest, conflict, notFound, parseInput } from '../lib/errors.ts';
 import { ROLES } from '../auth/roles.ts';
+import type { CollectionAction } from '../auth/space-actions.ts';
 import { transaction } from '../db/transaction.ts';
 import { recordEvent } from './events.ts';
 import { lockTree } from '../db/locks.ts';
@@ -142,9 +143,9 @@ export function resolveIndex(list: TreeItem[], self: { kind: TreeKind; id: strin
 
 // ------------------------------------------------------------------ reads
 
-export async function getCollection(ctx: DomainContext, id: string, min: Role = 'read'): Promise<Collection> {
+export async function getCollection(ctx: DomainContext, id: string, action: CollectionAction = 'collection:read'): Promise<Collection> {
   const collection = await ctx.prisma.collection.findUnique({ where: { id } });
-  await ctx.access.requireCollection(collection, min);
+  await ctx.access.requireCollection(collection, action);
   return collection!;
 }
 
@@ -160,7 +161,7 @@ async function requireContainer(ctx: DomainContext, tx: Tx, organizationId: stri
   }
   const parent = await tx.collection.findFirst({ where: { id: parentId, organizationId } });
   if (!parent || !(await access.collectionRole(parent))) throw badRequest(field, 'no such collection in this organization');
-  await access.requireCollection(parent, 'create');
+  await access.requireCollection(parent, 'collection:create');
   return parent;
 }
 
@@ -190,7 +191,7 @@ export async function createCollection(ctx: DomainContext, organizationId: strin
 }
 
 export async function updateCollection(ctx: DomainContext, id: string, raw: unknown): Promise<Collection> {
-  const collection = await getCollection(ctx, id, 'admin');
+  const collection = await getCollection(ctx, id, 'collection:admin');
   const input = parseInput(UpdateCollectionInput, raw);
   return transaction(ctx.prisma, async (tx) => {
     const updated = await tx.collection.update({
@@ -220,7 +221,7 @@ export async function deleteCollection(ctx: DomainContext, id: string): Promise<
     ctx.access.requireViewer();
     return false;
   }
-  await ctx.access.requireCollection(existing, 'admin');
+  await ctx.access.requireCollection(existing, 'collection:admin');
   return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, existing.organizationId);
     const c = await tx.collection.findUnique({ where: { id }, include: { grants: true } });
@@ -414,7 +415,7 @@ export async function transferContent(ctx: DomainContext, item: Movable, raw: un
 
 /** Move a collection (admin on it; `create` in the target parent when it changes). */
 export async function moveCollection(ctx: DomainContext, id: string, raw: unknown): Promise<Collection> {
-  const c = await getCollection(ctx, id, 'admin');
+  const c = await getCollection(ctx, id, 'collection:admin');
   await moveContent(ctx, { kind: 'collection', id: c.id, organizationId: c.organizationId, parentId: c.parentId }, raw);
   return ctx.prisma.collection.findUniqueOrThrow({ where: { id: c.id } });
 }

@@ -3,14 +3,14 @@
 // parsed once when it is written (lib/markdown-pool.ts), as the JSON document `format=document`
 // answers with.
 //
-// Who may: readers of the space see comments; `comment` and above post, reply and react; the
-// author (or a space admin) edits and deletes; resolving needs the author or `edit`.
+// Who may: the `comment:*` rows of SPACE_ACTIONS (src/auth/space-actions.ts), with the comment's
+// author as a fact: readers see comments; `comment` and above post, reply and react; the author (or
+// a space admin) edits and deletes; resolving needs the author or `edit`.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Comment, Prisma, Role, Space } from '../generated/prisma/client.ts';
 import { newId } from '../lib/ids.ts';
-import { badRequest, forbidden, notFound, parseInput } from '../lib/errors.ts';
-import { atLeast } from '../auth/roles.ts';
+import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { InvalidDocumentError } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, parseMarkdownFor, refusalError } from '../lib/markdown-pool.ts';
 import { loadRevision } from './revisions.ts';
@@ -84,7 +84,7 @@ async function bodyContent(body: z.infer<typeof CommentBody>, field: string): Pr
  */
 export async function resolveScope(ctx: DomainContext, spaceId: string, changeRequestIdOrNumber?: string | null): Promise<CommentScope> {
   const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
-  const role = await ctx.access.requireSpace(space, 'read');
+  const role = await ctx.access.requireSpace(space, 'space:read');
   if (!changeRequestIdOrNumber) return { space: space!, role, changeRequestId: null, revisionId: space!.revisionId! };
   const asNumber = /^\d+$/.test(changeRequestIdOrNumber) ? Number(changeRequestIdOrNumber) : undefined;
   const cr = await ctx.prisma.changeRequest.findFirst({
@@ -104,19 +104,6 @@ async function loadInScope(ctx: DomainContext, scope: CommentScope, id: string, 
   return c;
 }
 
-export function commentPermissions(comment: Pick<Comment, 'authorId'>, role: Role | null, viewerId: string | undefined) {
-  const own = viewerId !== undefined && comment.authorId === viewerId;
-  const admin = atLeast(role, 'admin');
-  return {
-    view: role != null,
-    edit: role != null && (own || admin),
-    delete: role != null && (own || admin),
-    reply: atLeast(role, 'comment'),
-    // `react` is required by the OpenAPI document's permissions without being declared.
-    react: atLeast(role, 'comment'),
-  };
-}
-
 export async function getComment(ctx: DomainContext, scope: CommentScope, id: string) {
   return loadInScope(ctx, scope, id, null);
 }
@@ -128,7 +115,7 @@ export async function getReply(ctx: DomainContext, scope: CommentScope, commentI
 
 export async function postComment(ctx: DomainContext, scope: CommentScope, raw: unknown) {
   const viewer = ctx.access.requireViewer();
-  if (!atLeast(scope.role, 'comment')) throw forbidden('Commenting needs the comment role on this space');
+  await ctx.access.requireSpace(scope.space, 'comment:post');
   const input = parseInput(PostCommentInput, raw);
   const body = await bodyContent(input.body, 'body');
   let pageVersionId: string | null = null;
@@ -174,7 +161,7 @@ function commentEvent(scope: CommentScope, c: Comment, what: string): EventInput
 export async function postReply(ctx: DomainContext, scope: CommentScope, commentId: string, raw: unknown) {
   const viewer = ctx.access.requireViewer();
   const parent = await loadInScope(ctx, scope, commentId, null);
-  if (!atLeast(scope.role, 'comment')) throw forbidden('Replying needs the comment role on this space');
+  await ctx.access.requireSpace(scope.space, 'comment:post');
   const input = parseInput(PostReplyInput, raw);
   const body = await bodyContent(input.body, 'body');
   return transaction(ctx.prisma, async (tx) => {
@@ -204,12 +191,10 @@ async function updateCommentOrReply(
   input: { resolved?: boolean; body?: z.infer<typeof CommentBody>; addedReactions?: string[]; removedReactions?: string[] },
 ) {
   const viewer = ctx.access.requireViewer();
-  const perms = commentPermissions(existing, scope.role, viewer.user.id);
-  if (input.body !== undefined && !perms.edit) throw forbidden('Only the author can edit this comment');
-  if (input.resolved !== undefined && !(existing.authorId === viewer.user.id || atLeast(scope.role, 'edit'))) {
-    throw forbidden('Resolving needs the author or the edit role');
-  }
-  if ((input.addedReactions?.length || input.removedReactions?.length) && !perms.react) throw forbidden('Reacting needs the comment role');
+  const facts = { authorId: existing.authorId };
+  if (input.body !== undefined) await ctx.access.requireSpace(scope.space, 'comment:edit', facts);
+  if (input.resolved !== undefined) await ctx.access.requireSpace(scope.space, 'comment:resolve', facts);
+  if (input.addedReactions?.length || input.removedReactions?.length) await ctx.access.requireSpace(scope.space, 'comment:react', facts);
   const body = input.body !== undefined ? await bodyContent(input.body, 'body') : undefined;
   const now = ctx.clock.now();
   return transaction(ctx.prisma, async (tx) => {
@@ -253,13 +238,13 @@ export async function updateReply(ctx: DomainContext, scope: CommentScope, comme
 
 /** Idempotent delete: false when there was nothing to delete. Replies go with their comment. */
 export async function deleteComment(ctx: DomainContext, scope: CommentScope, id: string, parentId: string | null = null): Promise<boolean> {
-  const viewer = ctx.access.requireViewer();
+  ctx.access.requireViewer();
   if (parentId) await loadInScope(ctx, scope, parentId, null);
   const existing = await ctx.prisma.comment.findUnique({ where: { id } });
   if (!existing || existing.spaceId !== scope.space.id || existing.changeRequestId !== scope.changeRequestId || existing.parentId !== parentId) {
     return false;
   }
-  if (!commentPermissions(existing, scope.role, viewer.user.id).delete) throw forbidden('Only the author can delete this comment');
+  await ctx.access.requireSpace(scope.space, 'comment:delete', { authorId: existing.authorId });
   return transaction(ctx.prisma, async (tx) => {
     const r = await tx.comment.deleteMany({ where: { id } });
     if (r.count > 0) await recordEvent(tx, ctx, commentEvent(scope, existing, 'deleted'));

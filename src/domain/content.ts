@@ -258,7 +258,7 @@ export function appUrlsOf(ctx: Pick<DomainContext, 'config'>) {
 
 /** The space's current revision id, for a caller who may read the space. */
 export async function currentRevisionId(ctx: DomainContext, spaceId: string): Promise<string> {
-  const space = await requireSpaceById(ctx, spaceId, 'read');
+  const space = await requireSpaceById(ctx, spaceId, 'space:read');
   if (!space.revisionId) throw notFound('Revision');
   return space.revisionId;
 }
@@ -311,7 +311,7 @@ export type ContentUpdateResult = Awaited<ReturnType<typeof applyChanges>> & { s
  */
 export async function applySpaceContentChanges(ctx: DomainContext, spaceId: string, rawChanges: unknown): Promise<ContentUpdateResult> {
   const viewer = ctx.access.requireViewer();
-  const space = await requireSpaceById(ctx, spaceId, 'edit');
+  const space = await requireSpaceById(ctx, spaceId, 'space:editContent');
   requireEditable(space);
   const { changes } = parseInput(ContentChangesInput, { changes: rawChanges });
   const fetchFile = await prepareFileFetcher(ctx, changes);

@@ -48,7 +48,7 @@ export { ImportError, type ConvertedImport, type ImportedFile, type ImportedPage
 /** Create the job (and enqueue it) for a caller who may edit the target. */
 export async function startImport(ctx: DomainContext, target: ImportTarget, raw: unknown): Promise<ImportJob & { baseRevisionId: string }> {
   const viewer = ctx.access.requireViewer();
-  const space = await requireSpaceById(ctx, target.spaceId, 'edit');
+  const space = await requireSpaceById(ctx, target.spaceId, 'space:editContent');
   requireEditable(space);
   const input = parseInput(ImportContentInput, raw);
   if (!SUPPORTED_IMPORT_SOURCES.includes(input.source)) {
@@ -92,7 +92,7 @@ export async function getImportJob(ctx: DomainContext, id: string): Promise<Impo
   ctx.access.requireViewer();
   const job = await ctx.prisma.importJob.findUnique({ where: { id } });
   if (!job) throw notFound('Import job');
-  await requireSpaceById(ctx, job.spaceId, 'edit');
+  await requireSpaceById(ctx, job.spaceId, 'space:editContent');
   return job;
 }
 

@@ -7,6 +7,7 @@ import type { DomainContext } from './context.ts';
 import type { Db, Tx } from '../db/client.ts';
 import type { Prisma, Role, User } from '../generated/prisma/client.ts';
 import { Access } from '../auth/access.ts';
+import { orgAllows } from '../auth/org-actions.ts';
 import { ROLES } from '../auth/roles.ts';
 import { newId } from '../lib/ids.ts';
 import { parseInput, notFound, conflict } from '../lib/errors.ts';
@@ -83,7 +84,7 @@ export async function updateMember(ctx: DomainContext, organizationId: string, u
     await lockOrganization(tx, organizationId);
     const member = await findMember(tx, organizationId, userId);
     if (input.role === undefined || input.role === member.role) return member;
-    if (member.role === 'admin' && !member.disabled) await ensureAnotherAdmin(tx, organizationId, member.id);
+    if (orgAllows(member, 'organization:admin') && !member.disabled) await ensureAnotherAdmin(tx, organizationId, member.id);
     const updated = await tx.member.update({ where: { id: member.id }, data: { role: input.role } });
     await recordEvent(tx, ctx, { type: 'member_role_updated', organizationId, objectType: 'member', objectId: userId, payload: { role: updated.role, previousRole: member.role } });
     return updated;
@@ -100,7 +101,7 @@ export async function removeMember(ctx: DomainContext, organizationId: string, u
     await lockOrganization(tx, organizationId);
     const member = await tx.member.findUnique({ where: { organizationId_userId: { organizationId, userId } } });
     if (!member) return false;
-    if (member.role === 'admin' && !member.disabled) await ensureAnotherAdmin(tx, organizationId, member.id);
+    if (orgAllows(member, 'organization:admin') && !member.disabled) await ensureAnotherAdmin(tx, organizationId, member.id);
     await tx.teamMember.deleteMany({ where: { userId, team: { organizationId } } });
     await tx.contentGrant.deleteMany({ where: { userId, organizationId } });
     await tx.member.delete({ where: { id: member.id } });
@@ -178,7 +179,7 @@ async function requireMemberSpacesAccess(ctx: DomainContext, organizationId: str
  * grant, team and collection lookups, so the cost does not grow with the number of spaces).
  */
 export async function spaceRolesForUser(db: Db, organizationId: string, user: User): Promise<Map<string, Role>> {
-  const as = new Access(db, { user, tokenId: 'spaces-of-member' });
+  const as = Access.asUser(db, user);
   const spaces = await db.space.findMany({
     where: { organizationId, deletedAt: null },
     select: { id: true, organizationId: true, ancestorIds: true, visibility: true, defaultLevel: true },

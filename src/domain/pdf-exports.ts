@@ -18,7 +18,6 @@ import type { PdfExport } from '../generated/prisma/client.ts';
 import { organizationQueue, type GiveUpReason } from '../jobs.ts';
 import { newId } from '../lib/ids.ts';
 import { badRequest, forbidden, notFound, parseInput } from '../lib/errors.ts';
-import { atLeast } from '../auth/roles.ts';
 import { transaction } from '../db/transaction.ts';
 import { walkTree, type TreeNode } from './revisions.ts';
 import { resolveChangeRequest } from './change-requests.ts';
@@ -65,7 +64,7 @@ function nodesOf(tree: TreeNode[], scope: { page?: string; only: boolean }): Tre
  * read on the request path): 404/403 by the access rules, 400 naming `page` or `only`.
  */
 async function resolveExportTarget(ctx: DomainContext, spaceId: string, idOrNumber: string, raw: unknown) {
-  const resolved = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'read');
+  const resolved = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'space:read');
   const input = parseInput(ChangeRequestPdfInput, raw);
   if (input.only && !input.page) throw badRequest('page', 'required when only is true');
   const revision = await ctx.prisma.revision.findUnique({ where: { id: resolved.changeRequest.revisionId }, select: { tree: true } });
@@ -108,8 +107,8 @@ async function ensureExport(ctx: DomainContext, space: { id: string; organizatio
  * export of the same head and pages is started again.
  */
 export async function startPdfExport(ctx: DomainContext, spaceId: string, idOrNumber: string, raw: unknown): Promise<PdfExport> {
-  const { space, role, key } = await resolveExportTarget(ctx, spaceId, idOrNumber, raw);
-  if (!atLeast(role, 'edit')) throw forbidden('Exporting a PDF requires the edit role on the space');
+  const { space, key } = await resolveExportTarget(ctx, spaceId, idOrNumber, raw);
+  await ctx.access.requireSpace(space, 'changeRequest:exportPdf');
   return ensureExport(ctx, space, key, { restartFailed: true });
 }
 
@@ -119,10 +118,10 @@ export async function startPdfExport(ctx: DomainContext, spaceId: string, idOrNu
  * needs `edit`); an editor's call starts one when there is none.
  */
 export async function getChangeRequestPdf(ctx: DomainContext, spaceId: string, idOrNumber: string, raw: unknown): Promise<PdfExport> {
-  const { space, role, key } = await resolveExportTarget(ctx, spaceId, idOrNumber, raw);
+  const { space, key } = await resolveExportTarget(ctx, spaceId, idOrNumber, raw);
   const existing = await ctx.prisma.pdfExport.findUnique({ where: { changeRequestId_revisionId_scope: key } });
   if (existing) return existing;
-  if (!atLeast(role, 'edit')) throw forbidden('No PDF of this change request has been exported yet; exporting one requires the edit role on the space');
+  if (!(await ctx.access.canSpace(space, 'changeRequest:exportPdf'))) throw forbidden('No PDF of this change request has been exported yet; exporting one requires the edit role on the space');
   return ensureExport(ctx, space, key, { restartFailed: false });
 }
 
@@ -132,7 +131,7 @@ export async function getPdfExport(ctx: DomainContext, id: string): Promise<PdfE
   const found = await ctx.prisma.pdfExport.findUnique({ where: { id } });
   if (!found) throw notFound('PDF export');
   const space = await ctx.prisma.space.findUnique({ where: { id: found.spaceId } });
-  await ctx.access.requireSpace(space, 'read');
+  await ctx.access.requireSpace(space, 'space:read');
   return found;
 }
 

@@ -70,7 +70,7 @@ const keyset = (cursor: { rank: string; id: string } | null, idColumn: Prisma.Sq
 
 /** Search one space's current content (read access). Items are pages, best first. One statement. */
 export async function searchSpace(ctx: DomainContext, spaceId: string, rawQuery: unknown, args: SearchPageArgs): Promise<SearchConnection<SearchPage>> {
-  const space = await requireSpaceById(ctx, spaceId, 'read');
+  const space = await requireSpaceById(ctx, spaceId, 'space:read');
   const q = parseInput(SearchQuery, rawQuery, 'query');
   const first = pageSize(args);
   const cursor = decodeCursor(args.after);

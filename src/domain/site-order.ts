@@ -20,7 +20,6 @@ import type { DomainContext } from './context.ts';
 import { lockSite } from '../db/locks.ts';
 import { transaction } from '../db/transaction.ts';
 import { badRequest, conflict, fromDatabaseError, notFound } from '../lib/errors.ts';
-import { evaluateCondition } from '../lib/conditions.ts';
 
 /** The model's values (GraphQL); REST's `site-space` spelling is translated in rest/. */
 export const STRUCTURE_ITEM_TYPES = ['site_space', 'site_section', 'site_section_group'] as const;
@@ -344,7 +343,6 @@ export function orderSections<S extends { id: string; groupId: string | null; po
 }
 
 export type { VisitorClaims } from '../auth/audience.ts';
-import type { VisitorClaims } from '../auth/audience.ts';
 
 /**
  * Bounds on visitor claims: claims are part of the published cache's key and walked by
@@ -390,22 +388,5 @@ export const VisitorInput = z.strictObject({
     .optional(),
 });
 
-/**
- * Whether an item with `condition` shows to a reader with `claims`. Null/undefined claims: the
- * editor's view (a member without a preview), everything shows. `{}`: a reader without claims, for
- * whom a missing claim is false, so conditioned content is hidden (src/auth/audience.ts). An
- * unparseable stored condition hides the item.
- */
-export function isVisibleTo(condition: string | null | undefined, claims: VisitorClaims | null | undefined): boolean {
-  if (!claims || !condition) return true;
-  return evaluateCondition(condition, claims);
-}
-
-/** Whether a site space shows to a reader: its own condition and its section's (none at the root level) both pass. */
-export function siteSpaceVisibleTo(
-  siteSpace: { condition: string | null },
-  section: { condition: string | null } | null | undefined,
-  claims: VisitorClaims | null | undefined,
-): boolean {
-  return isVisibleTo(siteSpace.condition, claims) && isVisibleTo(section?.condition, claims);
-}
+// The rule lives in lib/ so the access module (auth/) applies the same one to share keys.
+export { isVisibleTo, siteSpaceVisibleTo } from '../lib/conditions.ts';

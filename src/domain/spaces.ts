@@ -69,10 +69,10 @@ export const UpdateSpaceInput = z
   });
 
 /** Load a space the caller may see (404 otherwise, deleted ones included only on request). */
-export async function requireSpaceById(ctx: DomainContext, id: string, min: Parameters<DomainContext['access']['requireSpace']>[1] = 'read') {
+export async function requireSpaceById(ctx: DomainContext, id: string, action: Parameters<DomainContext['access']['requireSpace']>[1] = 'space:read') {
   const space = await ctx.prisma.space.findUnique({ where: { id } });
   if (!space) throw notFound('Space');
-  await ctx.access.requireSpace(space, min);
+  await ctx.access.requireSpace(space, action);
   return space;
 }
 
@@ -125,7 +125,7 @@ export async function createSpaceInTransaction(ctx: DomainContext, tx: Tx, organ
 // ------------------------------------------------------------------ update
 
 export async function updateSpace(ctx: DomainContext, id: string, raw: unknown): Promise<Space> {
-  const space = await requireSpaceById(ctx, id, 'admin');
+  const space = await requireSpaceById(ctx, id, 'space:admin');
   const input = parseInput(UpdateSpaceInput, raw);
   const data: Prisma.SpaceUpdateInput = {};
   if (input.editMode !== undefined) data.editMode = input.editMode;
@@ -154,7 +154,7 @@ export async function deleteSpace(ctx: DomainContext, id: string): Promise<boole
   const viewer = ctx.access.requireViewer();
   const space = await ctx.prisma.space.findUnique({ where: { id } });
   if (!space) return false;
-  await ctx.access.requireSpace(space, 'admin', { includeDeleted: true });
+  await ctx.access.requireSpace(space, 'space:admin', {}, { includeDeleted: true });
   if (space.deletedAt) return false;
   return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, space.organizationId);
@@ -169,7 +169,7 @@ export async function deleteSpace(ctx: DomainContext, id: string): Promise<boole
 /** Restore a space deleted less than 7 days ago (by `ctx.clock`), at the end of its parent. */
 export async function restoreSpace(ctx: DomainContext, id: string): Promise<Space> {
   const space = await ctx.prisma.space.findUnique({ where: { id } });
-  await ctx.access.requireSpace(space, 'admin', { includeDeleted: true });
+  await ctx.access.requireSpace(space, 'space:admin', {}, { includeDeleted: true });
   if (!space!.deletedAt) throw conflict('The space is not deleted');
   if (ctx.clock.now().getTime() - space!.deletedAt.getTime() >= RESTORE_WINDOW_MS) {
     throw new AppError('BAD_REQUEST', 'The space was deleted more than 7 days ago and can no longer be restored');
@@ -203,7 +203,7 @@ const COPY_SUFFIX = ' (copy)';
  */
 export async function duplicateSpace(ctx: DomainContext, id: string): Promise<Space> {
   const viewer = ctx.access.requireViewer();
-  const source = await requireSpaceById(ctx, id, 'read');
+  const source = await requireSpaceById(ctx, id, 'space:read');
   return transaction(ctx.prisma, async (tx) => {
     await lockTree(tx, source.organizationId);
     const fresh = await tx.space.findUnique({ where: { id } });
@@ -307,14 +307,14 @@ export async function duplicateSpace(ctx: DomainContext, id: string): Promise<Sp
 
 /** Move (admin on the space; `create` in the target parent when it changes). */
 export async function moveSpace(ctx: DomainContext, id: string, raw: unknown): Promise<Space> {
-  const space = await requireSpaceById(ctx, id, 'admin');
+  const space = await requireSpaceById(ctx, id, 'space:admin');
   await moveContent(ctx, { kind: 'space', id: space.id, organizationId: space.organizationId, parentId: space.parentId }, raw);
   return ctx.prisma.space.findUniqueOrThrow({ where: { id } });
 }
 
 /** Transfer to another organization's root (admin of both organizations). */
 export async function transferSpace(ctx: DomainContext, id: string, raw: unknown): Promise<Space> {
-  const space = await requireSpaceById(ctx, id, 'read');
+  const space = await requireSpaceById(ctx, id, 'space:read');
   await transferContent(ctx, { kind: 'space', id: space.id, organizationId: space.organizationId, parentId: space.parentId }, raw);
   return ctx.prisma.space.findUniqueOrThrow({ where: { id } });
 }

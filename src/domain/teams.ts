@@ -7,6 +7,7 @@ import type { Tx } from '../db/client.ts';
 import type { Prisma, TeamRole } from '../generated/prisma/client.ts';
 import { newId } from '../lib/ids.ts';
 import { parseInput, notFound, forbidden, badRequest } from '../lib/errors.ts';
+import { orgAllows } from '../auth/org-actions.ts';
 import { transaction } from '../db/transaction.ts';
 import { recordEvent } from './events.ts';
 
@@ -99,7 +100,7 @@ export async function createTeam(ctx: DomainContext, organizationId: string, raw
     const now = ctx.clock.now();
     const team = await tx.team.create({ data: { id: newId('Team'), organizationId, title: input.title, createdAt: now } });
     const roles = new Map<string, TeamRole>([...userIds].map((id) => [id, 'member']));
-    if (me.role !== 'admin') roles.set(me.userId, 'owner');
+    if (!orgAllows(me, 'organization:admin')) roles.set(me.userId, 'owner');
     if (roles.size) {
       await tx.teamMember.createMany({ data: [...roles].map(([userId, role]) => ({ teamId: team.id, userId, role, createdAt: now })) });
     }

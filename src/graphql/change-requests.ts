@@ -13,7 +13,6 @@ import {
   requireEditableChangeRequest,
   applyChangeRequestContent,
   changeRequestListWhere,
-  changeRequestPermissions,
   createChangeRequest,
   isOutdated,
   mergeChangeRequest,
@@ -119,8 +118,7 @@ export const ChangeRequestRef = builder.prismaNode('ChangeRequest', {
       description: 'What you may do with it.',
       resolve: async (cr, _a, ctx) => {
         const space = await loadSpaceById(ctx, cr.spaceId);
-        const role = space ? await ctx.access.spaceRole(space) : null;
-        return changeRequestPermissions(cr, role, ctx.viewer?.user.id, space ?? { editMode: 'locked' });
+        return ctx.access.changeRequestPermissions(space ?? null, cr);
       },
     }),
   }),
@@ -162,7 +160,7 @@ builder.prismaObjectField('Space', 'changeRequestList', (t) =>
       contributor: t.arg.string({ description: 'A user id: the author or anyone who authored a revision of it.' }),
     },
     resolve: async (page, space, args, ctx) => {
-      await ctx.access.requireSpace(space, 'read');
+      await ctx.access.requireSpace(space, 'space:read');
       const filters = dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined });
       const { spaceId: _, ...where } = changeRequestListWhere(space.id, filters);
       const orderBy = [{ number: 'desc' as const }]; // `number` is unique within a space
@@ -182,7 +180,7 @@ builder.prismaObjectField('Space', 'changeRequestList', (t) =>
     },
     // Also runs alone (`changeRequestList { totalCount }` skips `resolve`): the same access rule.
     totalCount: async (space, args, ctx) => {
-      await ctx.access.requireSpace(space, 'read');
+      await ctx.access.requireSpace(space, 'space:read');
       const filters = dropUndefined({ status: args.status ?? undefined, contributor: args.contributor ?? undefined });
       const { spaceId: _, ...where } = changeRequestListWhere(space.id, filters);
       return loader<string, number>(ctx, `space.changeRequestList.count:${JSON.stringify(filters)}`, async (ids) => {
@@ -326,7 +324,7 @@ builder.mutationFields((t) => ({
       const asked = input.waitSeconds ?? 0;
       if (asked < 0 || asked > 20) throw badRequest('waitSeconds', 'must be between 0 and 20');
       const wait = Math.min(asked, ctx.config.imports.waitSeconds);
-      const { changeRequest } = await resolveChangeRequest(ctx, String(input.spaceId), input.changeRequestId, 'edit');
+      const { changeRequest } = await resolveChangeRequest(ctx, String(input.spaceId), input.changeRequestId, 'changeRequest:editContent');
       requireEditableChangeRequest(changeRequest);
       const job = await startImport(ctx, { spaceId: changeRequest.spaceId, changeRequestId: changeRequest.id }, { url: input.url, source: input.source });
       const done = wait > 0 ? await waitForImportJob(ctx, job.id, wait * 1000) : job;

@@ -169,7 +169,7 @@ builder.queryField('collection', (t) =>
     resolve: async (query, _r, { id }, ctx) => {
       // One read: the row with the selection's relations, then the access check on it.
       const collection = await ctx.prisma.collection.findUnique({ ...query, where: { id: String(id) } });
-      await ctx.access.requireCollection(collection, 'read');
+      await ctx.access.requireCollection(collection, 'collection:read');
       return collection!;
     },
   }),

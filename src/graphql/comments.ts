@@ -11,7 +11,6 @@ import {
   commentFilterWhere,
   commentListOrder,
   commentListWhere,
-  commentPermissions,
   deleteComment,
   getComment,
   getReply,
@@ -56,6 +55,7 @@ const CommentPermissions = builder.simpleObject('CommentPermissions', {
     reply: t.boolean({ description: 'Reply to the thread (comment role or above).' }),
     react: t.boolean({ description: 'Add or remove emoji reactions (comment role or above).' }),
     delete: t.boolean({ description: 'Delete it: its author, or a space admin.' }),
+    resolve: t.boolean({ description: 'Resolve or reopen it (`resolved` of updateComment): its author, or `edit` on the space. Always false on a reply, which has no status.' }),
   }),
 });
 
@@ -167,9 +167,7 @@ function commentLocation(ctx: Context, c: Comment) {
 }
 
 async function permissionsFor(ctx: Context, c: Comment) {
-  const space = await loadSpaceById(ctx, c.spaceId);
-  const role = space ? await ctx.access.spaceRole(space) : null;
-  return commentPermissions(c, role, ctx.viewer?.user.id);
+  return ctx.access.commentPermissions((await loadSpaceById(ctx, c.spaceId)) ?? null, c);
 }
 
 /** What comments and replies share, as an interface both implement. */

@@ -220,7 +220,7 @@ builder.queryField('space', (t) =>
       // check on that row. When the selection asks for counters and no relation, the row and its
       // counters come from one statement (spaceWithCounts) instead of three.
       const space = wantsCounts(info) && !hasRelations(query) ? await spaceWithCounts(ctx, String(id)) : await ctx.prisma.space.findUnique({ ...query, where: { id: String(id) } });
-      if (!visibleByKey) await ctx.access.requireSpace(space, 'read');
+      if (!visibleByKey) await ctx.access.requireSpace(space, 'space:read');
       else if (!space || space.deletedAt) throw notFound('Space');
       else ctx.access.noteShareKeyRead(space.id);
       return space!;

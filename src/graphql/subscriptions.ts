@@ -282,7 +282,7 @@ const afterArg = (t: PothosSchemaTypes.SubscriptionFieldBuilder<any, any>) =>
 /** Track a Space's id and organization (for the checks and the feed filter). */
 async function requireReadableSpace(ctx: Context, spaceId: string): Promise<Space> {
   const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
-  await ctx.access.requireSpace(space, 'read');
+  await ctx.access.requireSpace(space, 'space:read');
   return space!;
 }
 

@@ -21,7 +21,7 @@ const PDF_RETRY_AFTER_SECONDS = 2;
 
 async function readableSpace(ctx: Context, spaceId: string) {
   const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
-  await ctx.access.requireSpace(space, 'read');
+  await ctx.access.requireSpace(space, 'space:read');
 }
 
 async function fileDownload(ctx: Context, fileId: string): Promise<Download> {

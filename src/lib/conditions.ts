@@ -270,3 +270,23 @@ export function evaluateCondition(condition: string | ConditionAst, claims: Reco
     throw error;
   }
 }
+
+/**
+ * Whether an item with `condition` shows to a reader with `claims`. Null/undefined claims: the
+ * editor's view (a member without a preview), everything shows. `{}`: a reader without claims, for
+ * whom a missing claim is false, so conditioned content is hidden (src/auth/audience.ts). An
+ * unparseable stored condition hides the item.
+ */
+export function isVisibleTo(condition: string | null | undefined, claims: Record<string, unknown> | null | undefined): boolean {
+  if (!claims || !condition) return true;
+  return evaluateCondition(condition, claims);
+}
+
+/** Whether a site space shows to a reader: its own condition and its section's (none at the root level) both pass. */
+export function siteSpaceVisibleTo(
+  siteSpace: { condition: string | null },
+  section: { condition: string | null } | null | undefined,
+  claims: Record<string, unknown> | null | undefined,
+): boolean {
+  return isVisibleTo(siteSpace.condition, claims) && isVisibleTo(section?.condition, claims);
+}
