@@ -1,8 +1,9 @@
 // Operations (issue 15): request ids, one access log line per request, Prometheus metrics.
 //
-// - Every request runs with its RequestRecord (graphql/context.ts, current through request-context.ts): the caller's well-formed
-//   `X-Request-Id` or a generated one, echoed on the response and added to every log line written
-//   while the request runs (`withRequestIds`), and to the body of unexpected errors.
+// - Every request runs with its record (graphql/context.ts `RequestRecord`, current through
+//   request-context.ts): its id is the caller's well-formed `X-Request-Id` or a generated one,
+//   echoed on the response and added to every log line written while the request runs
+//   (`withRequestIds`), and to the body of unexpected errors.
 // - When the response is finished (or the client goes away) one line is logged: method, route
 //   pattern, status, duration, SQL statements, user, GraphQL operation. Level: info, warn for
 //   429/413/503, error only for unexpected failures (other 5xx, or a masked GraphQL error).
