@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { issueToken } from '../src/auth/tokens.ts';
 import { DATABASE_UNAVAILABLE_MESSAGE, serviceUnavailable } from '../src/lib/errors.ts';
-import { toPublicError } from '../src/http/request-context.ts';
+import { toPublicError } from '../src/lib/errors.ts';
 import { INTROSPECTION_COST } from '../src/http/rate-limit.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 

@@ -19,9 +19,6 @@ export const MAX_PAGE_SIZE = 1000;
 /** The budget of a GraphQL request (docs/decisions.md, "Cursors and limits"). */
 export const GRAPHQL_LIMITS = { complexity: 100_000, depth: 24, breadth: 400 };
 
-/** Contexts running a REST route's fixed document: exempt from the complexity budget. */
-export const fixedDocuments = new WeakSet<object>();
-
 export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
@@ -112,8 +109,9 @@ export const builder = new SchemaBuilder<{
     defaultComplexity: 1,
     defaultListMultiplier: 10,
     // REST documents are fixed and validated at start-up, and their only free size is `limit`
-    // (≤ MAX_PAGE_SIZE): they run without the budget, so every legal REST request answers.
-    limit: (ctx: Context) => (fixedDocuments.has(ctx) ? {} : GRAPHQL_LIMITS),
+    // (≤ MAX_PAGE_SIZE): they run without the budget, so every legal REST request answers. The
+    // REST router (and trusted documents) mark the request record.
+    limit: (ctx: Context) => (ctx.requestRecord?.fixedDocument ? {} : GRAPHQL_LIMITS),
     complexityError: (kind, result) => {
       const [what, figure, max] =
         kind === 'Depth' ? ['depth', result.depth, result.maxDepth] : kind === 'Breadth' ? ['breadth', result.breadth, result.maxBreadth] : ['complexity', result.complexity, result.maxComplexity];

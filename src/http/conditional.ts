@@ -20,6 +20,7 @@
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import type { Plugin } from 'graphql-yoga';
+import type { RequestRecord } from '../graphql/context.ts';
 import { appendVary, mergeVary, sendJsonBytes } from './compression.ts';
 
 export const PRIVATE_CACHE_CONTROL = 'private, no-cache';
@@ -101,15 +102,17 @@ export async function sendJsonWithEtag(req: http.IncomingMessage, res: http.Serv
  * holds it. Place it before `useResponseCompression` so it sees the uncompressed bytes (and a
  * 304, having no body, is left alone by compression).
  */
-export function useConditionalGet(sharedAnswerOf: (request: Request) => SharedAnswer | undefined = () => undefined): Plugin {
-  const failed = new WeakSet<Request>();
+export function useConditionalGet(sharedAnswerOf: (record: RequestRecord) => SharedAnswer | undefined = () => undefined): Plugin<{}, { requestRecord?: RequestRecord }> {
   return {
-    onResultProcess({ request, result }) {
-      if (Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return void failed.add(request);
-      if (result.errors?.length) failed.add(request);
+    onResultProcess({ result, serverContext }) {
+      const record = serverContext.requestRecord;
+      if (!record) return;
+      if (Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result || result.errors?.length) record.untagged = true;
     },
-    async onResponse({ request, response, setResponse, fetchAPI }) {
-      if (request.method !== 'GET' || response.status !== 200 || failed.has(request) || !response.body) return;
+    async onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
+      const record = serverContext.requestRecord;
+      // Only the answers of a request the edge records (every HTTP request) are tagged.
+      if (!record || record.untagged || request.method !== 'GET' || response.status !== 200 || !response.body) return;
       const type = response.headers.get('content-type') ?? '';
       // Only a complete JSON answer of known length (not GraphiQL's HTML, not a stream).
       if (!/^application\/(graphql-response\+)?json\b/.test(type) || response.headers.has('content-encoding') || !response.headers.has('content-length')) return;
@@ -117,7 +120,7 @@ export function useConditionalGet(sharedAnswerOf: (request: Request) => SharedAn
       const etag = etagOf(bytes);
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('etag', etag);
-      cacheHeaders(() => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), sharedAnswerOf(request), (k, v) => headers.set(k, v), (values) => headers.set('vary', mergeVary(headers.get('vary'), values)));
+      cacheHeaders(() => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), sharedAnswerOf(record), (k, v) => headers.set(k, v), (values) => headers.set('vary', mergeVary(headers.get('vary'), values)));
       if (ifNoneMatchMatches(request.headers.get('if-none-match'), etag)) {
         headers.delete('content-length');
         headers.delete('content-type');

@@ -34,10 +34,9 @@ import type { Config } from '../config.ts';
 import type { Viewer } from '../auth/access.ts';
 import type { Context } from '../graphql/context.ts';
 import { bearerToken } from '../auth/tokens.ts';
-import { ERROR_CODES } from '../lib/errors.ts';
+import { ERROR_CODES, toPublicError } from '../lib/errors.ts';
 import { clientIp, graphqlCost, RATE_LIMITED_MESSAGE, type RateLimits } from './rate-limit.ts';
-import { FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from './input-hygiene.ts';
-import { toPublicError } from './request-context.ts';
+import { FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from '../lib/input-hygiene.ts';
 import { documentIsIntrospectionOnly } from './explorer.ts';
 import { REQUEST_ID_HEADER, requestIdFrom, type Observability, type WebSocketRecord } from './observability.ts';
 

@@ -1,8 +1,9 @@
 // Operations (issue 15): request ids, one access log line per request, Prometheus metrics.
 //
-// - Every request runs with a RequestInfo (request-context.ts): the caller's well-formed
-//   `X-Request-Id` or a generated one, echoed on the response and added to every log line written
-//   while the request runs (`withRequestIds`), and to the body of unexpected errors.
+// - Every request runs with its record (graphql/context.ts `RequestRecord`, current through
+//   request-context.ts): its id is the caller's well-formed `X-Request-Id` or a generated one,
+//   echoed on the response and added to every log line written while the request runs
+//   (`withRequestIds`), and to the body of unexpected errors.
 // - When the response is finished (or the client goes away) one line is logged: method, route
 //   pattern, status, duration, SQL statements, user, GraphQL operation. Level: info, warn for
 //   429/413/503, error only for unexpected failures (other 5xx, or a masked GraphQL error).
@@ -20,9 +21,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
 import type { Config } from '../config.ts';
 import type { Viewer } from '../auth/access.ts';
+import type { RequestRecord } from '../graphql/context.ts';
 import { errorBody } from '../lib/errors.ts';
 import { sendJson } from './compression.ts';
-import { currentRequest, runWithRequest, type RequestInfo } from './request-context.ts';
+import { currentRequest, runWithRequest } from './request-context.ts';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 /** What a caller-supplied request id may look like; anything else is replaced by a generated one. */
@@ -69,12 +71,11 @@ function levelFor(status: number, unexpected: boolean): 'info' | 'warn' | 'error
   return 'info';
 }
 
-/** Record the authenticated caller on the current request (access log, metrics). */
-export function noteViewer<V extends Viewer | null>(viewer: V): V {
-  const info = currentRequest();
-  if (info && viewer) {
-    info.userId = viewer.user.id;
-    info.tokenId = viewer.tokenId;
+/** Record the authenticated caller on the request's record (access log, metrics). */
+export function noteViewer<V extends Viewer | null>(record: RequestRecord, viewer: V): V {
+  if (viewer) {
+    record.userId = viewer.user.id;
+    record.tokenId = viewer.tokenId;
   }
   return viewer;
 }
@@ -136,15 +137,15 @@ export class Observability {
     this.metrics?.registry.clear();
   }
 
-  /** Run `next` as one request: its id (header too), its access log line and its metrics. */
-  handle(req: http.IncomingMessage, res: http.ServerResponse, next: () => Promise<unknown>): Promise<unknown> {
-    const info: RequestInfo = { id: requestIdFrom(req.headers['x-request-id']), startedAt: process.hrtime.bigint(), method: req.method ?? 'GET', statements: 0 };
-    res.setHeader(REQUEST_ID_HEADER, info.id);
-    res.once('close', () => this.finish(info, req, res));
-    return runWithRequest(info, next);
+  /** Run `next` as one request, with its new record: its id (header too), its access log line and its metrics. */
+  handle(req: http.IncomingMessage, res: http.ServerResponse, next: (record: RequestRecord) => Promise<unknown>): Promise<unknown> {
+    const record: RequestRecord = { id: requestIdFrom(req.headers['x-request-id']), startedAt: process.hrtime.bigint(), method: req.method ?? 'GET', statements: 0 };
+    res.setHeader(REQUEST_ID_HEADER, record.id);
+    res.once('close', () => this.finish(record, req, res));
+    return runWithRequest(record, () => next(record));
   }
 
-  private finish(info: RequestInfo, req: http.IncomingMessage, res: http.ServerResponse) {
+  private finish(info: RequestRecord, req: http.IncomingMessage, res: http.ServerResponse) {
     const seconds = Number(process.hrtime.bigint() - info.startedAt) / 1e9;
     const route = info.route ?? routeOf(req.url);
     const aborted = !res.writableFinished;

@@ -47,7 +47,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { stringify as canonicalJson } from 'safe-stable-stringify';
 import type { Plugin } from 'graphql-yoga';
-import type { Context } from '../graphql/context.ts';
+import type { Context, RequestRecord } from '../graphql/context.ts';
 import { claimsExcess } from '../domain/site-order.ts';
 import { audienceKey, sharedCacheable } from '../auth/audience.ts';
 import type { SharedAnswer, SharedCaching } from './conditional.ts';
@@ -100,7 +100,7 @@ export type PublishedCache = {
    * For conditional.ts: the request's answer may be kept by shared caches (an anonymous reader
    * without claims, GET, of a public or unlisted published site: `sharedCacheable`), and of which site.
    */
-  sharedAnswerOf(request: Request): SharedAnswer | undefined;
+  sharedAnswerOf(record: RequestRecord): SharedAnswer | undefined;
 };
 
 /**
@@ -114,8 +114,6 @@ export function createPublishedCache(opts: { maxBytes: number; sharedCaching?: S
   const plans = new WeakMap<DocumentNode, Map<string, Plan | null>>();
   let enabled = opts.maxBytes > 0;
   const sharedCaching = opts.sharedCaching ?? DEFAULT_SHARED_CACHING;
-  /** Requests whose answer a shared cache may keep → the site read. */
-  const sharedSites = new WeakMap<Request, string>();
 
   function planOf(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Plan | null {
     let byOperation = plans.get(document);
@@ -162,7 +160,7 @@ export function createPublishedCache(opts: { maxBytes: number; sharedCaching?: S
       }
       // The anonymous reader (no token, no share key, no visitor token, no claims) opens public and
       // unlisted published sites only (audience.ts): its answer is every such caller's.
-      if (anonymousGet && sharedCacheable(gate.reader)) sharedSites.set(request, siteId);
+      if (anonymousGet && sharedCacheable(gate.reader) && ctx.requestRecord) ctx.requestRecord.sharedSiteId = siteId;
       if (!enabled) return;
       // The reader's audience is in the key: one reader's answer never reaches a reader with other rights.
       const key = cacheKey(siteId, gate.version, plan, args.operationName, variables, audienceKey(gate.reader));
@@ -191,8 +189,8 @@ export function createPublishedCache(opts: { maxBytes: number; sharedCaching?: S
     clear: () => stored.clear(),
     size: () => ({ bytes: stored.calculatedSize, entries: stored.size, maxBytes: maxSize }),
     keys: () => [...stored.keys()],
-    sharedAnswerOf(request) {
-      const siteId = sharedSites.get(request);
+    sharedAnswerOf(record) {
+      const siteId = record.sharedSiteId;
       return siteId === undefined ? undefined : { siteId, caching: sharedCaching };
     },
     setEnabled(on) {

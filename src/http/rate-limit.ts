@@ -28,7 +28,7 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-lim
 import { complexityFromQuery } from '@pothos/plugin-complexity';
 import type { RateLimitConfig } from '../config.ts';
 import type { Viewer } from '../auth/access.ts';
-import type { Context } from '../graphql/context.ts';
+import type { Context, RequestRecord } from '../graphql/context.ts';
 import { GRAPHQL_LIMITS } from '../graphql/builder.ts';
 import { errorBody } from '../lib/errors.ts';
 import { sendJson } from './compression.ts';
@@ -63,15 +63,6 @@ type Waiter = { cost: number; resolve: (r: RateLimiterRes) => void; reject: (e: 
 
 /** The outcome of one charge, as the headers tell it. */
 export type Charge = { limit: number; remaining: number; resetAt: number; retryAfter: number; limited: boolean };
-
-type RequestState = {
-  res: http.ServerResponse;
-  viewer: () => Promise<Viewer | null>;
-  /** Charged (or decided free): nothing more to count for this request. */
-  done: boolean;
-  /** Set when the charge went over the limit: the request answers 429. */
-  limited?: Charge;
-};
 
 /** GraphQL's 429 body: the operation did not run. */
 export function rateLimitedGraphqlBody() {
@@ -112,7 +103,6 @@ export class RateLimits {
   private readonly pool: pg.Pool;
   private readonly store: Record<Bucket, RateLimiterPostgres>;
   private readonly memory: Record<Bucket, RateLimiterMemory>;
-  private readonly states = new WeakMap<http.IncomingMessage, RequestState>();
   /** Per key with a store call in flight: the charges waiting to go as the next one (`shared`). */
   private readonly queues = new Map<string, Waiter[]>();
   private readonly sweeper: NodeJS.Timeout;
@@ -270,21 +260,21 @@ export class RateLimits {
   }
 
   /** GraphQL: the request is counted by the yoga plugin below, or by `settle` when it fails before. */
-  track(req: http.IncomingMessage, res: http.ServerResponse, viewer: () => Promise<Viewer | null>) {
-    this.states.set(req, { res, viewer, done: false });
+  track(req: http.IncomingMessage, res: http.ServerResponse, record: RequestRecord, viewer: () => Promise<Viewer | null>) {
+    record.rateLimit = { req, res, viewer, done: false };
   }
 
   /**
    * Charge 1 point to a tracked request not counted yet (it failed before execution) and set the
    * headers. Answers the charge, or undefined when there was nothing to count.
    */
-  async settle(req: http.IncomingMessage): Promise<Charge | undefined> {
-    const state = this.states.get(req);
+  async settle(record: RequestRecord): Promise<Charge | undefined> {
+    const state = record.rateLimit;
     if (!state || state.done) return undefined;
     state.done = true;
-    const c = await this.charge(await this.keyOf(req, state.viewer), 1);
+    const c = await this.charge(await this.keyOf(state.req, state.viewer), 1);
     this.setHeaders(state.res, c);
-    if (c.limited) state.limited = c;
+    if (c.limited) state.retryAfter = c.retryAfter;
     return c;
   }
 
@@ -292,8 +282,8 @@ export class RateLimits {
   plugin(): Plugin {
     return {
       onExecute: async ({ args, setResultAndStopExecution }) => {
-        const ctx = args.contextValue as unknown as Context & { req?: http.IncomingMessage };
-        const state = ctx.req && this.states.get(ctx.req);
+        const ctx = args.contextValue as unknown as Context;
+        const state = ctx.requestRecord?.rateLimit;
         if (!state || state.done) return;
         state.done = true;
         // The context has no viewer for an introspection-only query (server.ts): a fixed cost, to
@@ -301,27 +291,27 @@ export class RateLimits {
         // like every query, to the client IP.
         const introspection = !ctx.viewer && documentIsIntrospectionOnly(args.document);
         const cost = introspection ? INTROSPECTION_COST : graphqlCost(args.document, args.operationName, args.variableValues as Record<string, unknown>, ctx, args.schema);
-        const c = await this.charge(ctx.viewer ? { kind: 'user', id: ctx.viewer.user.id } : await this.keyOf(ctx.req!, state.viewer), cost);
+        const c = await this.charge(ctx.viewer ? { kind: 'user', id: ctx.viewer.user.id } : await this.keyOf(state.req, state.viewer), cost);
         this.setHeaders(state.res, c);
         ctx.rateLimit = { cost, limit: c.limit, remaining: c.remaining, resetAt: c.resetAt };
         if (c.limited) {
-          state.limited = c;
+          state.retryAfter = c.retryAfter;
           setResultAndStopExecution({ data: null });
         }
       },
       onResponse: async ({ response, serverContext, setResponse, fetchAPI }) => {
-        const req = (serverContext as { req?: http.IncomingMessage } | undefined)?.req;
-        const state = req && this.states.get(req);
-        if (!state) return;
+        const record = (serverContext as { requestRecord?: RequestRecord } | undefined)?.requestRecord;
+        const state = record?.rateLimit;
+        if (!record || !state) return;
         // The explorer's page is free, like its assets.
         if (!state.done && response.headers.get('content-type')?.startsWith('text/html')) state.done = true;
-        await this.settle(req);
-        if (!state.limited) return;
+        await this.settle(record);
+        if (state.retryAfter === undefined) return;
         await response.body?.cancel().catch(() => {});
         setResponse(
           new fetchAPI.Response(JSON.stringify(rateLimitedGraphqlBody()), {
             status: 429,
-            headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(state.limited.retryAfter) },
+            headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(state.retryAfter) },
           }),
         );
       },

@@ -19,7 +19,7 @@
 // `GET /graphql/documents.json` for clients to build against.
 //
 // A trusted document is vetted: like the REST routes' documents, it runs without the depth,
-// breadth and cost limits (graphql/builder.ts `fixedDocuments`); the token, alias and directive
+// breadth and cost limits (its request record's `fixedDocument`, read by graphql/builder.ts); the token, alias and directive
 // limits of parsing still apply.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -27,7 +27,7 @@ import { parse, validate, type GraphQLSchema } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { Config } from '../config.ts';
-import { fixedDocuments } from '../graphql/builder.ts';
+import type { RequestRecord } from '../graphql/context.ts';
 import { isIntrospectionOnly } from './explorer.ts';
 
 /** Error codes of this module, kept as they are by the server's error-status plugin. */
@@ -137,7 +137,8 @@ export function useTrustedDocuments(docs: TrustedDocuments, mode: Config['truste
     getPersistedOperation(id, _request, context) {
       const text = docs.get(id);
       if (text === undefined) return null;
-      fixedDocuments.add(context);
+      const record = (context as { requestRecord?: RequestRecord }).requestRecord;
+      if (record) record.fixedDocument = true;
       return text;
     },
     customErrors: {

@@ -1,5 +1,7 @@
 // Expected failures, shared by GraphQL (extensions.code) and REST (HTTP status).
 import { z } from 'zod';
+import { GraphQLError } from 'graphql';
+import type { Logger } from 'pino';
 
 export const ERROR_CODES = [
   'UNAUTHENTICATED',
@@ -154,4 +156,48 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
 /** The contract's error body, for every non-GraphQL answer (REST, downloads, SSO, probes). */
 export function errorBody(status: number, message: string) {
   return { error: { code: status, message } };
+}
+
+// ------------------------------------------------------------------ what a client may learn
+
+/**
+ * What a client may learn of an error, decided once for REST routes, GraphQL resolvers and the
+ * server's last resort (downloads, SSO, the token lookup):
+ * - `unavailable`: the database is down or too slow (503 + Retry-After), logged as a warning — an
+ *   outage fails every request, it is not news each time; or a SERVICE_UNAVAILABLE AppError (a
+ *   cap, a shutdown), with its own message and not logged;
+ * - `expected`: an AppError (its own status, code, message and field);
+ * - `request`: a GraphQL error of the request itself (variables, validation): the caller's, 400;
+ * - `unexpected`: anything else, logged at error with its stack, masked, and named by request id.
+ */
+export type PublicError =
+  | { kind: 'unavailable'; status: 503; message: string; retryAfterSeconds?: number }
+  | { kind: 'expected'; status: number; error: AppError }
+  | { kind: 'request'; status: 400; error: GraphQLError }
+  | { kind: 'unexpected'; status: 500; message: string; requestId?: string };
+
+/** The request an error belongs to (the edge's request record): its id names an unexpected error, which marks it for the access log. */
+export type ErrorRequest = { readonly id: string; unexpected?: boolean };
+
+/** The message of an unexpected error (500), naming the request id the logs carry. */
+export function unexpectedErrorMessage(requestId: string | undefined): string {
+  return requestId ? `Unexpected error (request id ${requestId})` : 'Unexpected error';
+}
+
+export function toPublicError(err: unknown, log: Pick<Logger, 'warn' | 'error'>, where: string, request?: ErrorRequest): PublicError {
+  const original = err instanceof GraphQLError ? (err.originalError ?? err) : err;
+  // A SERVICE_UNAVAILABLE AppError keeps its own message (a cap, a shutdown, a slow consumer):
+  // only a raw database failure is "the database is unavailable".
+  if (original instanceof AppError && original.code === 'SERVICE_UNAVAILABLE') {
+    return { kind: 'unavailable', status: 503, message: original.message, retryAfterSeconds: original.retryAfterSeconds };
+  }
+  if (isDatabaseUnavailable(original)) {
+    log.warn({ err: original }, 'database unavailable');
+    return { kind: 'unavailable', status: 503, message: DATABASE_UNAVAILABLE_MESSAGE };
+  }
+  if (original instanceof AppError) return { kind: 'expected', status: HTTP_STATUS[original.code], error: original };
+  if (original instanceof GraphQLError) return { kind: 'request', status: 400, error: original };
+  log.error({ err: original }, `unexpected error in ${where}`);
+  if (request) request.unexpected = true;
+  return { kind: 'unexpected', status: 500, message: unexpectedErrorMessage(request?.id), requestId: request?.id };
 }

@@ -9,12 +9,9 @@
 // - the rest are the project's extensions: `x-docgraph-extension: true`, tag "docgraph extensions";
 // - every operation lists the contract's error responses, and bearer authentication.
 import fs from 'node:fs';
-import type http from 'node:http';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import pkg from '../../package.json' with { type: 'json' };
-import { errorBody } from '../lib/errors.ts';
-import { sendJson } from '../http/compression.ts';
 import { PATH_PARAMS, type Method, type RestRoute } from './router.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
@@ -247,15 +244,4 @@ export function derivedOperationId(method: Method, routePath: string): string {
   const words = segments.filter((s) => !s.startsWith(':')).map((s) => s.replace(/(^|[-_.])(\w)/g, (_, __, c: string) => c.toUpperCase()));
   const byId = segments.at(-1)?.startsWith(':') ? 'ById' : '';
   return `${method.toLowerCase()}${words.join('')}${byId}`;
-}
-
-/**
- * The request hook (http/server.ts, before authentication: the document describes the API, not
- * data). GET and HEAD; any other method is a 405.
- */
-export async function serveOpenApiDocument(req: http.IncomingMessage, res: http.ServerResponse, document: Json) {
-  const method = req.method ?? 'GET';
-  if (method === 'GET' || method === 'HEAD') return sendJson(res, 200, document);
-  res.setHeader('Allow', 'GET, HEAD');
-  return sendJson(res, 405, errorBody(405, `Method ${method} is not allowed on ${OPENAPI_PATH}`));
 }

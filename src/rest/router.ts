@@ -4,12 +4,10 @@
 import Router from 'find-my-way';
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
 import { z } from 'zod';
-import { AppError, RETRY_AFTER_HEADER, zodToAppError, errorBody } from '../lib/errors.ts';
+import { AppError, RETRY_AFTER_HEADER, toPublicError, zodToAppError, errorBody } from '../lib/errors.ts';
+import { requireCleanStrings } from '../lib/input-hygiene.ts';
 import { ID_PREFIXES, isUuid, type IdType } from '../lib/ids.ts';
 import type { Context } from '../graphql/context.ts';
-import { fixedDocuments } from '../graphql/builder.ts';
-import { requireCleanStrings } from '../http/input-hygiene.ts';
-import { toPublicError } from '../http/request-context.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -267,7 +265,8 @@ export class RestRouter {
         input.body = parseOrThrow(route.body, json);
       }
 
-      fixedDocuments.add(ctx);
+      // A fixed document: no complexity budget (graphql/builder.ts).
+      if (ctx.requestRecord) ctx.requestRecord.fixedDocument = true;
       const result = await execute({
         schema: this.schema,
         document: route.doc,
@@ -317,7 +316,7 @@ function restFieldNames(error: AppError, fieldNames: Record<string, string> = {}
 export { errorBody };
 
 function errorResponse(err: unknown, ctx: Context, fieldNames?: Record<string, string>): RestResponse {
-  const e = toPublicError(err, ctx.log, 'REST route');
+  const e = toPublicError(err, ctx.log, 'REST route', ctx.requestRecord);
   switch (e.kind) {
     case 'unavailable':
       return { status: e.status, body: errorBody(e.status, e.message), headers: { ...RETRY_AFTER_HEADER } };

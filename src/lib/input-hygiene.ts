@@ -1,5 +1,6 @@
 // Characters no input string may carry, checked once at the edge for both APIs (REST query
-// strings and JSON bodies, GraphQL variables and string literals) before any resolver runs.
+// strings and JSON bodies, GraphQL variables and string literals) before any resolver runs. The
+// GraphQL side (variables, literals) is http/graphql.ts's `useCleanStrings`.
 //
 // - NUL (U+0000): PostgreSQL can store it neither in `text` nor in `jsonb`; letting it through
 //   fails the statement (a 500) after part of the work may have run.
@@ -8,8 +9,7 @@
 //   invisible, and they are not legal XML 1.0 (exports, SAML metadata). Refusing them at the edge
 //   is clearer than storing bytes that break a later consumer. TAB/LF/CR are legitimate
 //   (markdown, code blocks) and accepted; DEL and C1 controls are accepted (valid XML, storable).
-import { Kind, type ASTVisitor, type ValidationContext, GraphQLError } from 'graphql';
-import { badRequest } from '../lib/errors.ts';
+import { badRequest } from './errors.ts';
 
 // eslint-disable-next-line no-control-regex
 export const FORBIDDEN_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/;
@@ -48,29 +48,4 @@ export function findForbiddenString(value: unknown, base = ''): string | undefin
 export function requireCleanStrings(value: unknown, base = '') {
   const path = findForbiddenString(value, base);
   if (path !== undefined) throw badRequest(path || base || 'body', FORBIDDEN_CHAR_MESSAGE);
-}
-
-/**
- * GraphQL validation rule: a string literal in the document (an argument, an input object field,
- * a default value) may not contain a forbidden character either. `\u0000` escapes are legal
- * GraphQL, so the parser lets them through.
- */
-export function CleanStringLiteralsRule(context: ValidationContext): ASTVisitor {
-  return {
-    [Kind.STRING](node, _key, parent, _path, ancestors) {
-      if (!FORBIDDEN_CHAR.test(node.value)) return;
-      // Name the argument or input field the literal belongs to, outermost first.
-      const names: string[] = [];
-      for (const a of [...ancestors, parent]) {
-        if (!a) continue;
-        if (Array.isArray(a)) continue;
-        const n = a as { kind?: string; name?: { value: string } };
-        if ((n.kind === Kind.ARGUMENT || n.kind === Kind.OBJECT_FIELD) && n.name) names.push(n.name.value);
-      }
-      const field = names.join('.') || 'query';
-      context.reportError(
-        new GraphQLError(`${field}: ${FORBIDDEN_CHAR_MESSAGE}`, { nodes: [node], extensions: { code: 'BAD_REQUEST', field } }),
-      );
-    },
-  };
 }
