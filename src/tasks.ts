@@ -6,7 +6,7 @@ import type { TaskTable } from './jobs.ts';
 import { giveUpImportJob, importContentTask } from './domain/imports.ts';
 import { giveUpOpenApiSpec, processOpenApiSpec } from './domain/openapi.ts';
 import { purgeDeletedSpaces, sweepOrphanFiles } from './domain/cleanup.ts';
-import { purgeOldEvents } from './domain/events.ts';
+import { purgeOldEvents } from './events/log.ts';
 import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
 import { giveUpPdfExport, renderPdfExportTask } from './domain/pdf-exports.ts';
 import { backfillParsedContent } from './domain/markdown-backfill.ts';

@@ -5,7 +5,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { recordEvent } from '../src/domain/events.ts';
+import { recordEvent } from '../src/events/log.ts';
 import { transaction } from '../src/db/transaction.ts';
 
 let t: TestApp;
@@ -238,7 +238,7 @@ describe('a mutation that fails writes nothing', () => {
     const actor = { viewer: null, source: 'rest' as const, clock: t.clock };
     await expect(
       transaction(t.app.prisma, async (tx) => {
-        await recordEvent(tx, actor, { type: 'space_updated', organizationId: org, objectType: 'space', objectId: 'space_x' });
+        await recordEvent(tx, actor, { type: 'space_updated', organizationId: org, objectId: 'space_x', payload: { title: 'x', fields: [] } });
         throw new Error('forced rollback');
       }),
     ).rejects.toThrow('forced rollback');

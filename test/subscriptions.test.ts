@@ -7,7 +7,8 @@ import { createParser } from 'eventsource-parser';
 import { createClient, type ExecutionResult } from 'graphql-sse';
 import { startSecondApp, startTwoGateways, type TestApp } from './helpers.ts';
 import { createSite, createSpace } from './fixtures/sites.ts';
-import { LiveSubscription, type LiveEventRow } from '../src/live/feed.ts';
+import { LiveSubscription } from '../src/events/feed.ts';
+import type { EventRow as LiveEventRow } from '../src/events/log.ts';
 
 let t: TestApp;
 let bUrl: string; // a second gateway process on the same database

@@ -8,7 +8,7 @@ import http from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
-import { recordEvent } from '../src/domain/events.ts';
+import { recordEvent } from '../src/events/log.ts';
 import { verifyWebhookSignature } from '../src/domain/webhooks.ts';
 import { transaction } from '../src/db/transaction.ts';
 
@@ -221,7 +221,7 @@ describe('which webhooks receive an event', () => {
   it('a rolled-back change produces no delivery; the same change committed does', async () => {
     const hook = await createHook({ url: `${base}/ok/tx`, eventTypes: ['space_updated'] });
     const actor = { viewer: null, source: 'job' as const, clock: t.clock };
-    const event = { type: 'space_updated', organizationId: org, objectType: 'space' as const, objectId: 'space_rolledback' };
+    const event = { type: 'space_updated' as const, organizationId: org, objectId: 'space_rolledback', payload: { title: 'Rolled back', fields: [] } };
     await expect(
       transaction(t.app.prisma, async (tx) => {
         await recordEvent(tx, actor, event);
