@@ -81,3 +81,15 @@ describe('the event catalogue', () => {
     expect(EventTypeList.safeParse(['__proto__']).success).toBe(false);
   });
 });
+
+describe('the task table’s names', () => {
+  it('are the only names the queue takes (checked by tsc)', () => {
+    const jobs = {} as import('../src/jobs.ts').Jobs;
+    const calls = [
+      // @ts-expect-error a task the table does not hold
+      () => jobs.enqueue({} as never, 'deliverWebhok', {}),
+      () => jobs.enqueue({} as never, 'deliverWebhook', { deliveryId: 'whd_x' }),
+    ];
+    expect(calls).toHaveLength(2);
+  });
+});
