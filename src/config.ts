@@ -208,7 +208,7 @@ export type Config = {
   cors: { origins: '*' | string[]; credentials: boolean };
   /** Persisted operations (src/http/trusted-documents.ts). */
   trustedDocuments: { mode: 'off' | 'allow' | 'only'; file?: string };
-  /** Days events are kept (src/domain/events.ts purgeOldEvents). */
+  /** Days events are kept (src/events/log.ts purgeOldEvents). */
   auditRetentionDays: number;
   /** Rate limits (src/http/rate-limit.ts, docs/decisions.md "Rate limits"). */
   rateLimit: RateLimitConfig;
