@@ -25,8 +25,8 @@
 // sent again by its job.
 //
 // Fairness (issue 20): deliveries run on a worker pool of their own (src/tasks.ts, src/jobs.ts),
-// each organization's in one named queue (`webhooks:<organizationId>`, written by `docgraph_webhook_enqueue`: one delivery of an organization at a
-// time), so a receiver that hangs holds one webhook worker and never another organization's jobs
+// each organization's in one named queue (`webhooks:<organizationId>`, given by SQL
+// `docgraph_webhook_enqueue`: one delivery of an organization at a time), so a receiver that hangs holds one webhook worker and never another organization's jobs
 // or any import. A circuit breaker per webhook: after WEBHOOK_CIRCUIT_FAILURES failed attempts in
 // a row, its deliveries are deferred for WEBHOOK_CIRCUIT_COOLDOWN_SECONDS (not attempted, no
 // attempt spent: the job is queued again for when the circuit closes); the first attempt after
