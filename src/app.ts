@@ -20,7 +20,7 @@ import { Jobs } from './jobs.ts';
 import { tasks } from './tasks.ts';
 import { TokenCache } from './auth/token-cache.ts';
 import { RateLimits } from './http/rate-limit.ts';
-import { EventFeed } from './live/feed.ts';
+import { EventFeed } from './events/feed.ts';
 import type { Services } from './services.ts';
 import { bootstrapIfEmpty } from './domain/users.ts';
 import { configureMarkdownPool, startMarkdownPool } from './lib/markdown-pool.ts';
@@ -67,7 +67,7 @@ export async function createApp(opts: {
   const tokens = config.tokenCache ? new TokenCache(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs, health: config.listenHealth }) : undefined;
   await tokens?.start();
   services.tokens = tokens;
-  // Live updates: one event-log follower per process, connected at the first subscription (live/feed.ts).
+  // Live updates: one event-log follower per process, connected at the first subscription (events/feed.ts).
   const live = new EventFeed(databaseUrl, log, { ...config.live, connectTimeoutMs: config.dbConnectTimeoutMs, health: config.listenHealth });
   services.live = live;
   // Access logs, statement counts per request, /metrics (README, "Operations").

@@ -88,7 +88,7 @@ const EnvSchema = z.object({
     .pipe(z.number().int().min(0).max(16)),
   /** Days the event log (audit log) keeps an event; a daily job deletes older ones. */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(365),
-  /** Live updates (GraphQL subscriptions over SSE, src/live/feed.ts): subscriptions per process at most. */
+  /** Live updates (GraphQL subscriptions over SSE, src/events/feed.ts): subscriptions per process at most. */
   MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).default(10_000),
   /** Subscriptions one API token may hold open on a process (429 RATE_LIMITED above). */
   MAX_SUBSCRIPTIONS_PER_TOKEN: z.coerce.number().int().min(1).default(100),
@@ -208,14 +208,14 @@ export type Config = {
   cors: { origins: '*' | string[]; credentials: boolean };
   /** Persisted operations (src/http/trusted-documents.ts). */
   trustedDocuments: { mode: 'off' | 'allow' | 'only'; file?: string };
-  /** Days events are kept (src/domain/events.ts purgeOldEvents). */
+  /** Days events are kept (src/events/log.ts purgeOldEvents). */
   auditRetentionDays: number;
   /** Rate limits (src/http/rate-limit.ts, docs/decisions.md "Rate limits"). */
   rateLimit: RateLimitConfig;
   /** Live updates (README "Live updates"). */
   live: {
     maxSubscriptions: number;
-    /** Per API token and per client IP, on one process (src/live/feed.ts). */
+    /** Per API token and per client IP, on one process (src/events/feed.ts). */
     maxPerToken: number;
     maxPerIp: number;
     queueLength: number;

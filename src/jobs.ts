@@ -50,6 +50,15 @@ export type GiveUpHandler<D = any> = (payload: unknown, deps: D, reason: GiveUpR
 export type TaskDefinition = { handler: TaskHandler; cron?: string; onGiveUp?: GiveUpHandler; pool?: string };
 export type TaskTable = Record<string, TaskDefinition>;
 
+/**
+ * The names of the task table (src/tasks.ts declares them into this interface, so this file needs
+ * no import of the table and its handlers): `enqueue` and `runNow` take only those, and a typo is a
+ * type error. graphile-worker types its own `addJob` the same way (`GraphileWorker.Tasks`).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface TaskNames {}
+export type TaskName = keyof TaskNames & string;
+
 export type JobsOptions = {
   connectTimeoutMs?: number;
   /** Workers of the main pool (default 2). */
@@ -353,7 +362,7 @@ export class Jobs {
    * `queueName` runs the job after the others of that named queue, one at a time; `delayMs` runs
    * it that long after now (the database's clock).
    */
-  async enqueue(tx: Tx, name: string, payload: Record<string, unknown>, opts: { jobKey?: string; maxAttempts?: number; queueName?: string; delayMs?: number } = {}) {
+  async enqueue(tx: Tx, name: TaskName, payload: Record<string, unknown>, opts: { jobKey?: string; maxAttempts?: number; queueName?: string; delayMs?: number } = {}) {
     await tx.$executeRaw`SELECT graphile_worker.add_job(${name}, ${JSON.stringify(payload)}::json,
       queue_name => ${opts.queueName ?? null}::text,
       run_at => now() + make_interval(secs => ${(opts.delayMs ?? 0) / 1000}::float8),
@@ -361,7 +370,7 @@ export class Jobs {
   }
 
   /** Run a handler directly (tests, admin tools). */
-  async runNow(name: string, payload: unknown) {
+  async runNow(name: TaskName, payload: unknown) {
     const handler = this.tasks[name]?.handler;
     if (!handler || !this.deps) throw new Error(`unknown task ${name} or jobs not started`);
     await handler(payload, this.deps);

@@ -3,7 +3,7 @@
 import type { FileStorage } from './lib/storage.ts';
 import type { Jobs } from './jobs.ts';
 import type { TokenCache } from './auth/token-cache.ts';
-import type { EventFeed } from './live/feed.ts';
+import type { EventFeed } from './events/feed.ts';
 
 export type Services = {
   storage: FileStorage;

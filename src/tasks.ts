@@ -2,11 +2,11 @@
 // handler, with its schedule and what to record when the queue gives a job up. The house's second
 // table, beside the REST route table (src/rest/index.ts). Every process that runs a worker gets
 // every task from here; nothing registers itself when its module is imported.
-import type { TaskTable } from './jobs.ts';
+import type { TaskDefinition, TaskNames, TaskTable } from './jobs.ts';
 import { giveUpImportJob, importContentTask } from './domain/imports.ts';
 import { giveUpOpenApiSpec, processOpenApiSpec } from './domain/openapi.ts';
 import { purgeDeletedSpaces, sweepOrphanFiles } from './domain/cleanup.ts';
-import { purgeOldEvents } from './domain/events.ts';
+import { purgeOldEvents } from './events/log.ts';
 import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
 import { giveUpPdfExport, renderPdfExportTask } from './domain/pdf-exports.ts';
 import { backfillParsedContent } from './domain/markdown-backfill.ts';
@@ -23,8 +23,9 @@ export const tasks = {
   /** Hourly: events (the audit log) older than AUDIT_RETENTION_DAYS. */
   purgeOldEvents: { handler: async (_payload, deps) => void (await purgeOldEvents(deps)), cron: '41 * * * *' },
   /**
-   * One attempt of one webhook delivery, payload `{ deliveryId }` (enqueued by the trigger on
-   * "Event", in the organization's named queue: one delivery of an organization at a time). On a
+   * One attempt of one webhook delivery, payload `{ deliveryId }` (enqueued in SQL, with the
+   * delivery, by `docgraph_webhook_enqueue`: the fan-out trigger on "Event" and redeliveries; in the
+   * organization's named queue: one delivery of an organization at a time). On a
    * pool of its own: a receiver that hangs holds only webhook workers, never imports or processing.
    */
   deliverWebhook: { handler: deliverWebhook, onGiveUp: giveUpWebhookDelivery, pool: 'webhooks' },
@@ -36,6 +37,22 @@ export const tasks = {
    * while rows remain. Nothing to do (one indexed statement each) once all are converted.
    */
   backfillParsedContent: { handler: async (_payload, deps) => void (await backfillParsedContent(deps)), cron: '*/10 * * * *' },
-} satisfies TaskTable;
+} satisfies TaskTable & Record<keyof TaskNames, TaskDefinition>;
 
 export type TaskName = keyof typeof tasks;
+
+// The table's names, for the queue's `enqueue` and `runNow` (src/jobs.ts `TaskNames`). Written out
+// (deriving them from `tasks` would be circular: the handlers' types reach the queue's); the
+// `satisfies` above holds the two together: a row needs its name here, a name its row.
+declare module './jobs.ts' {
+  interface TaskNames {
+    importContent: true;
+    processOpenApiSpec: true;
+    purgeDeletedSpaces: true;
+    sweepOrphanFiles: true;
+    purgeOldEvents: true;
+    deliverWebhook: true;
+    renderPdfExport: true;
+    backfillParsedContent: true;
+  }
+}

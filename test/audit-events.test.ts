@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
 import { expectValidNextResponse } from './openapi.ts';
-import { purgeOldEvents } from '../src/domain/events.ts';
+import { purgeOldEvents } from '../src/events/log.ts';
 
 let t: TestApp;
 let org: string;

@@ -5,7 +5,8 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { recordEvent } from '../src/domain/events.ts';
+import { recordEvent } from '../src/events/log.ts';
+import { eventDefinition } from '../src/events/catalogue.ts';
 import { transaction } from '../src/db/transaction.ts';
 
 let t: TestApp;
@@ -238,7 +239,7 @@ describe('a mutation that fails writes nothing', () => {
     const actor = { viewer: null, source: 'rest' as const, clock: t.clock };
     await expect(
       transaction(t.app.prisma, async (tx) => {
-        await recordEvent(tx, actor, { type: 'space_updated', organizationId: org, objectType: 'space', objectId: 'space_x' });
+        await recordEvent(tx, actor, { type: 'space_updated', organizationId: org, objectId: 'space_x', payload: { title: 'x', fields: [] } });
         throw new Error('forced rollback');
       }),
     ).rejects.toThrow('forced rollback');
@@ -292,5 +293,24 @@ describe('ordering and notification', () => {
     } finally {
       await listener.end();
     }
+  });
+});
+
+describe('the catalogue', () => {
+  // Runs last: every event the tests above recorded (spaces, collections, sites, structure,
+  // change requests, comments, members, teams, imports…) walks the catalogue.
+  it('every recorded event is a catalogue type, with its object type and a payload its schema accepts', async () => {
+    const rows = await t.app.prisma.event.findMany({ orderBy: { seq: 'asc' } });
+    expect(rows.length).toBeGreaterThan(20);
+    const types = new Set<string>();
+    for (const e of rows) {
+      const def = eventDefinition(e.type);
+      expect(def, e.type).toBeDefined();
+      expect(e.objectType, e.type).toBe(def!.object);
+      const parsed = def!.payload.strict().safeParse(e.payload);
+      expect(parsed.error?.issues ?? [], `${e.type} ${JSON.stringify(e.payload)}`).toEqual([]);
+      types.add(e.type);
+    }
+    expect(types.size).toBeGreaterThan(10);
   });
 });

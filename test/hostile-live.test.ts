@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createParser } from 'eventsource-parser';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
-import { EventFeed, LiveSubscription, type LiveEventRow } from '../src/live/feed.ts';
+import { EventFeed, LiveSubscription } from '../src/events/feed.ts';
+import type { EventRow as LiveEventRow } from '../src/events/log.ts';
 import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
 import { createSite } from './fixtures/sites.ts';
 

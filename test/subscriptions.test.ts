@@ -7,7 +7,8 @@ import { createParser } from 'eventsource-parser';
 import { createClient, type ExecutionResult } from 'graphql-sse';
 import { startSecondApp, startTwoGateways, type TestApp } from './helpers.ts';
 import { createSite, createSpace } from './fixtures/sites.ts';
-import { LiveSubscription, type LiveEventRow } from '../src/live/feed.ts';
+import { LiveSubscription } from '../src/events/feed.ts';
+import type { EventRow as LiveEventRow } from '../src/events/log.ts';
 
 let t: TestApp;
 let bUrl: string; // a second gateway process on the same database
@@ -276,16 +277,16 @@ describe('subscriptions over SSE', () => {
       await c1.query('ROLLBACK');
       // An event drawn first but committed after a later one.
       await c1.query('BEGIN');
-      const early = await insert(c1, 'site_early');
+      const early = await insert(c1, 'site_published');
       await c2.query('BEGIN');
-      const late = await insert(c2, 'site_late');
+      const late = await insert(c2, 'site_unpublished');
       await c2.query('COMMIT');
       expect(Number(late.rows[0].seq)).toBeGreaterThan(Number(early.rows[0].seq));
       // Held back while the earlier seq may still commit.
       expect(await s.quiet(300)).toEqual([]);
       await c1.query('COMMIT');
       const got = [await s.next(), await s.next()];
-      expect(got.map((e) => e!.data.data.siteStructureChanged.event.type)).toEqual(['site_early', 'site_late']);
+      expect(got.map((e) => e!.data.data.siteStructureChanged.event.type)).toEqual(['site_published', 'site_unpublished']);
       expect(got.map((e) => e!.id)).toEqual([String(early.rows[0].seq), String(late.rows[0].seq)]);
     } finally {
       await c1.end();

@@ -8,7 +8,7 @@ import http from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
-import { recordEvent } from '../src/domain/events.ts';
+import { recordEvent } from '../src/events/log.ts';
 import { verifyWebhookSignature } from '../src/domain/webhooks.ts';
 import { transaction } from '../src/db/transaction.ts';
 
@@ -221,7 +221,7 @@ describe('which webhooks receive an event', () => {
   it('a rolled-back change produces no delivery; the same change committed does', async () => {
     const hook = await createHook({ url: `${base}/ok/tx`, eventTypes: ['space_updated'] });
     const actor = { viewer: null, source: 'job' as const, clock: t.clock };
-    const event = { type: 'space_updated', organizationId: org, objectType: 'space' as const, objectId: 'space_rolledback' };
+    const event = { type: 'space_updated' as const, organizationId: org, objectId: 'space_rolledback', payload: { title: 'Rolled back', fields: [] } };
     await expect(
       transaction(t.app.prisma, async (tx) => {
         await recordEvent(tx, actor, event);
@@ -369,11 +369,37 @@ describe('input and missing objects', () => {
       expect(r.body.error.message, JSON.stringify(body)).toMatch(new RegExp(`\\b${field}\\b`));
     }
     expect(await t.app.prisma.webhook.count()).toBe(count);
-    const hook = await createHook({ url: `${base}/ok/input`, eventTypes: ['page_created'] });
+    const hook = await createHook({ url: `${base}/ok/input`, eventTypes: ['translation_deleted'] });
     const r = await t.rest('PATCH', `${O}/webhooks/${hook.id}`, { eventTypes: [''] });
     expect(r.status).toBe(400);
     expect(r.body.error.message).toMatch(/\beventTypes\b/);
-    expect((await t.rest('GET', `${O}/webhooks/${hook.id}`)).body.eventTypes).toEqual(['page_created']);
+    expect((await t.rest('GET', `${O}/webhooks/${hook.id}`)).body.eventTypes).toEqual(['translation_deleted']);
+  });
+
+  it('event types come from the event catalogue: a typo is a 400 naming eventTypes.<i>, on create and update, in REST and GraphQL; nothing changes', async () => {
+    const count = await t.app.prisma.webhook.count();
+    const created = await t.rest('POST', `${O}/webhooks`, { url: `${base}/ok/typo`, eventTypes: ['space_create'] });
+    expect(created.status).toBe(400);
+    expect(created.body.error.message).toMatch(/^eventTypes\.0: unknown event type "space_create"/);
+    const second = await t.rest('POST', `${O}/webhooks`, { url: `${base}/ok/typo`, eventTypes: ['space_created', 'space_create'] });
+    expect(second.status).toBe(400);
+    expect(second.body.error.message).toMatch(/^eventTypes\.1: /);
+    const gqlCreate = await t.gql(`mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { webhook { id } } }`, {
+      input: { organizationId: org, url: `${base}/ok/typo`, eventTypes: ['space_create'] },
+    });
+    expect(gqlCreate.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_REQUEST']);
+    expect(gqlCreate.errors?.[0].message).toMatch(/^eventTypes\.0: /);
+    expect(gqlCreate.errors?.[0].extensions?.field).toBe('eventTypes.0');
+    expect(await t.app.prisma.webhook.count()).toBe(count);
+
+    const hook = await createHook({ url: `${base}/ok/typo`, eventTypes: ['space_created'] });
+    const patched = await t.rest('PATCH', `${O}/webhooks/${hook.id}`, { eventTypes: ['space_create'] });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.message).toMatch(/^eventTypes\.0: /);
+    const gqlUpdate = await t.gql(`mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { webhook { id } } }`, { input: { id: hook.id, eventTypes: ['space_create'] } });
+    expect(gqlUpdate.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_REQUEST']);
+    expect(gqlUpdate.errors?.[0].message).toMatch(/^eventTypes\.0: /);
+    expect((await t.rest('GET', `${O}/webhooks/${hook.id}`)).body.eventTypes).toEqual(['space_created']);
   });
 
   it('unknown webhook or delivery: 404; delete is idempotent (205, then 204) and takes the deliveries along', async () => {
@@ -482,7 +508,7 @@ describe('GraphQL', () => {
   });
 
   it('webhook changes are in the audit log', async () => {
-    const hook = await createHook({ url: `${base}/ok/audit`, eventTypes: ['nothing_matches'] });
+    const hook = await createHook({ url: `${base}/ok/audit`, eventTypes: ['saml_provider_deleted'] });
     const events = await t.app.prisma.event.findMany({ where: { objectId: hook.id }, orderBy: { seq: 'asc' } });
     expect(events.map((e) => e.type)).toEqual(['webhook_created']);
     expect(JSON.stringify(events[0].payload)).not.toContain(hook.secret);
@@ -601,7 +627,7 @@ describe('secret rotation', () => {
   });
 
   it('records webhook_secret_rotated, with no secret in the event', async () => {
-    const hook = await createHook({ url: `${base}/ok/rotate-audit`, eventTypes: ['nothing_matches'] });
+    const hook = await createHook({ url: `${base}/ok/rotate-audit`, eventTypes: ['saml_provider_deleted'] });
     const r = await rotate(hook.id, { expiresInHours: 3 });
     expect(r.status, r.text).toBe(200);
     const events = await t.app.prisma.event.findMany({ where: { objectId: hook.id }, orderBy: { seq: 'asc' } });

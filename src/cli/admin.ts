@@ -14,7 +14,7 @@ import { AppError } from '../lib/errors.ts';
 import { findOrCreateUser, createOrganizationWithAdmin, addMembership, createApiToken, requireTokenSites } from '../domain/users.ts';
 import { Access } from '../auth/access.ts';
 import { ROLES, isRole } from '../auth/roles.ts';
-import { recordEvent, type EventActor } from '../domain/events.ts';
+import { recordEvent, type EventActor } from '../events/log.ts';
 import { systemClock } from '../lib/clock.ts';
 
 /** Changes made here are recorded in the event log as the system's, source `cli`. */
@@ -81,8 +81,8 @@ const commands: Record<string, (db: Db, opts: Options) => Promise<string>> = {
       await recordEvent(
         tx,
         CLI_ACTOR,
-        { type: 'organization_created', organizationId: created.id, objectType: 'organization', objectId: created.id, payload: { title: created.title } },
-        { type: 'member_added', organizationId: created.id, objectType: 'member', objectId: admin.id, payload: { role: 'admin' } },
+        { type: 'organization_created', organizationId: created.id, objectId: created.id, payload: { title: created.title } },
+        { type: 'member_added', organizationId: created.id, objectId: admin.id, payload: { role: 'admin' } },
       );
       return created;
     });
@@ -100,7 +100,7 @@ const commands: Record<string, (db: Db, opts: Options) => Promise<string>> = {
       if (!org) throw new AppError('NOT_FOUND', `No organization ${organizationId}`);
       const user = await findOrCreateUser(tx, { email, displayName: displayNameFor(email) });
       const added = await addMembership(tx, organizationId, user.id, role);
-      if (added.created) await recordEvent(tx, CLI_ACTOR, { type: 'member_added', organizationId, objectType: 'member', objectId: user.id, payload: { role } });
+      if (added.created) await recordEvent(tx, CLI_ACTOR, { type: 'member_added', organizationId, objectId: user.id, payload: { role } });
       return added;
     });
     if (!created) console.error(`already a member (role ${member.role ?? 'guest'}); nothing changed`);

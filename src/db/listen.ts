@@ -1,5 +1,5 @@
 // A dedicated PostgreSQL connection that LISTENs on one channel and comes back by itself: the
-// token cache (src/auth/token-cache.ts) and the live feed (src/live/feed.ts) both learn of
+// token cache (src/auth/token-cache.ts) and the live feed (src/events/feed.ts) both learn of
 // committed changes this way. A notice is delivered at commit, and only if the change commits.
 //
 // While the connection is down nothing is heard, so each user says what that means for it

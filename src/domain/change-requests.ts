@@ -27,7 +27,7 @@ import { prepareFileFetcher } from './content.ts';
 import { requireEditable } from './spaces.ts';
 import { lockSpaceAndChangeRequest, type SpaceLockMode } from '../db/locks.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 import { recordMovedPages } from './site-redirects.ts';
 
 export const CHANGE_REQUEST_STATUSES = ['draft', 'open', 'archived', 'merged'] as const;
@@ -124,7 +124,7 @@ export async function createChangeRequest(ctx: DomainContext, spaceId: string, r
         revisionId: rows[0].revisionId,
       },
     });
-    await recordEvent(tx, ctx, { type: 'change_request_opened', organizationId: space!.organizationId, objectType: 'change_request', objectId: created.id, payload: { spaceId, number: created.number, subject: created.subject, status: created.status } });
+    await recordEvent(tx, ctx, { type: 'change_request_opened', organizationId: space!.organizationId, objectId: created.id, payload: { spaceId, number: created.number, subject: created.subject, status: created.status } });
     return created;
   }, TX_OPTIONS);
 }
@@ -160,8 +160,8 @@ export async function updateChangeRequest(ctx: DomainContext, spaceId: string, i
     await recordEvent(
       tx,
       ctx,
-      ...(input.subject !== undefined ? [{ type: 'change_request_updated', organizationId: space.organizationId, objectType: 'change_request' as const, objectId: cr.id, payload }] : []),
-      ...(input.status !== undefined && input.status !== current.status ? [{ type: 'change_request_status_updated', organizationId: space.organizationId, objectType: 'change_request' as const, objectId: cr.id, payload }] : []),
+      ...(input.subject !== undefined ? [{ type: 'change_request_updated' as const, organizationId: space.organizationId, objectId: cr.id, payload }] : []),
+      ...(input.status !== undefined && input.status !== current.status ? [{ type: 'change_request_status_updated' as const, organizationId: space.organizationId, objectId: cr.id, payload }] : []),
     );
     return updated;
   }, TX_OPTIONS);
@@ -208,7 +208,7 @@ export async function applyChangeRequestContent(ctx: DomainContext, spaceId: str
       where: { id: current.id },
       data: { revisionId: result.revision.id, updatedAt: ctx.clock.now() },
     });
-    await recordEvent(tx, ctx, { type: 'change_request_content_updated', organizationId: space.organizationId, objectType: 'change_request', objectId: cr.id, payload: { spaceId, number: cr.number, revisionId: result.revision.id, previousRevisionId: current.revisionId } });
+    await recordEvent(tx, ctx, { type: 'change_request_content_updated', organizationId: space.organizationId, objectId: cr.id, payload: { spaceId, number: cr.number, revisionId: result.revision.id, previousRevisionId: current.revisionId } });
     return { changeRequest, outcomes: result.outcomes, insertedFiles: result.insertedFiles, revision: result.revision };
   }, TX_OPTIONS);
 }
@@ -282,8 +282,8 @@ export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, id
     await recordEvent(
       tx,
       ctx,
-      { type: 'change_request_merged', organizationId: space.organizationId, objectType: 'change_request', objectId: cr.id, payload: { spaceId, number: cr.number, subject: cr.subject, revisionId: revision.id } },
-      { type: 'space_content_updated', organizationId: space.organizationId, objectType: 'space', objectId: spaceId, payload: { revisionId: revision.id, previousRevisionId: main.revisionId, changeRequestId: cr.id } },
+      { type: 'change_request_merged', organizationId: space.organizationId, objectId: cr.id, payload: { spaceId, number: cr.number, subject: cr.subject, revisionId: revision.id } },
+      { type: 'space_content_updated', organizationId: space.organizationId, objectId: spaceId, payload: { revisionId: revision.id, previousRevisionId: main.revisionId, changeRequestId: cr.id } },
     );
     return { result: 'merge', revision: revision.id, changeRequest, conflicts: [] } as MergeOutcome<'merge'>;
   }, TX_OPTIONS);
@@ -322,7 +322,7 @@ export async function updateChangeRequestFromMain(ctx: DomainContext, spaceId: s
       where: { id: current.id },
       data: { revisionId: revision.id, revisionMergedAncestorId: mainId, updatedAt: ctx.clock.now() },
     });
-    await recordEvent(tx, ctx, { type: 'change_request_content_updated', organizationId: spaceRow.organizationId, objectType: 'change_request', objectId: cr.id, payload: { spaceId, number: cr.number, revisionId: revision.id, previousRevisionId: current.revisionId, fromMainRevisionId: mainId } });
+    await recordEvent(tx, ctx, { type: 'change_request_content_updated', organizationId: spaceRow.organizationId, objectId: cr.id, payload: { spaceId, number: cr.number, revisionId: revision.id, previousRevisionId: current.revisionId, fromMainRevisionId: mainId } });
     return { result: 'update', revision: revision.id, changeRequest, conflicts: [] } as MergeOutcome<'update'>;
   }, TX_OPTIONS);
 }

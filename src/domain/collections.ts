@@ -15,7 +15,7 @@ import { AppError, badRequest, conflict, notFound, parseInput } from '../lib/err
 import { ROLES } from '../auth/roles.ts';
 import type { CollectionAction } from '../auth/space-actions.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 import { lockTree } from '../db/locks.ts';
 
 // ------------------------------------------------------------------ inputs
@@ -185,7 +185,7 @@ export async function createCollection(ctx: DomainContext, organizationId: strin
         position: await nextPosition(tx, organizationId, parent?.id ?? null),
       },
     });
-    await recordEvent(tx, ctx, { type: 'collection_created', organizationId, objectType: 'collection', objectId: created.id, payload: { title: created.title, parentId: created.parentId } });
+    await recordEvent(tx, ctx, { type: 'collection_created', organizationId, objectId: created.id, payload: { title: created.title, parentId: created.parentId } });
     return created;
   });
 }
@@ -202,7 +202,7 @@ export async function updateCollection(ctx: DomainContext, id: string, raw: unkn
         ...(input.defaultLevel !== undefined ? { defaultLevel: input.defaultLevel } : {}),
       },
     });
-    await recordEvent(tx, ctx, { type: 'collection_updated', organizationId: updated.organizationId, objectType: 'collection', objectId: updated.id, payload: { title: updated.title, fields: Object.keys(input) } });
+    await recordEvent(tx, ctx, { type: 'collection_updated', organizationId: updated.organizationId, objectId: updated.id, payload: { title: updated.title, fields: Object.keys(input) } });
     return updated;
   });
 }
@@ -274,7 +274,7 @@ export async function deleteCollection(ctx: DomainContext, id: string): Promise<
     await writeOrder(tx, merged);
 
     await tx.collection.delete({ where: { id: c.id } });
-    await recordEvent(tx, ctx, { type: 'collection_deleted', organizationId: c.organizationId, objectType: 'collection', objectId: c.id, payload: { title: c.title } });
+    await recordEvent(tx, ctx, { type: 'collection_deleted', organizationId: c.organizationId, objectId: c.id, payload: { title: c.title } });
     return true;
   });
 }
@@ -322,7 +322,7 @@ export async function moveContent(ctx: DomainContext, item: Movable, raw: unknow
     }
     const placed = [...toList.slice(0, index), current, ...toList.slice(index)];
     await writeOrder(tx, placed);
-    await recordEvent(tx, ctx, { type: `${item.kind}_moved`, organizationId: item.organizationId, objectType: item.kind, objectId: item.id, payload: { fromParentId: fromParent, parentId: toParent, position: index } });
+    await recordEvent(tx, ctx, { type: item.kind === 'space' ? 'space_moved' : 'collection_moved', organizationId: item.organizationId, objectId: item.id, payload: { fromParentId: fromParent, parentId: toParent, position: index } });
     if (!parentChanges) return;
     await writeOrder(tx, fromWithout);
 
@@ -408,7 +408,7 @@ export async function transferContent(ctx: DomainContext, item: Movable, raw: un
       where: { AND: [onMoved, { OR: [{ teamId: { not: null } }, { userId: { notIn: targetMembers.map((m) => m.userId) } }] }] },
     });
     await tx.contentGrant.updateMany({ where: onMoved, data: { organizationId: to } });
-    const transferred = { type: `${item.kind}_transferred`, objectType: item.kind, objectId: item.id, payload: { fromOrganizationId: from, organizationId: to, spaceIds } } as const;
+    const transferred = { type: item.kind === 'space' ? 'space_transferred' : 'collection_transferred', objectId: item.id, payload: { fromOrganizationId: from, organizationId: to, spaceIds } } as const;
     await recordEvent(tx, ctx, { ...transferred, organizationId: from }, { ...transferred, organizationId: to });
   });
 }

@@ -15,7 +15,7 @@ import { InvalidDocumentError } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, parseMarkdownFor, refusalError } from '../lib/markdown-pool.ts';
 import { loadRevision } from './revisions.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent, type EventInput } from './events.ts';
+import { recordEvent, type EventInput } from '../events/log.ts';
 
 export const CommentBody = z.union([
   z.strictObject({ markdown: z.string().max(100_000) }),
@@ -147,12 +147,10 @@ export async function postComment(ctx: DomainContext, scope: CommentScope, raw: 
 }
 
 /** The event of a change to a comment or a reply (ids only, never the body). */
-function commentEvent(scope: CommentScope, c: Comment, what: string): EventInput {
-  const reply = c.parentId != null;
+function commentEvent(scope: CommentScope, c: Comment, what: 'posted' | 'updated' | 'resolved' | 'reopened' | 'deleted'): EventInput {
   return {
-    type: `${reply ? 'comment_reply' : 'comment'}_${what}`,
+    type: c.parentId != null ? (`comment_reply_${what}` as const) : (`comment_${what}` as const),
     organizationId: scope.space.organizationId,
-    objectType: reply ? 'comment_reply' : 'comment',
     objectId: c.id,
     payload: { spaceId: c.spaceId, changeRequestId: c.changeRequestId, commentId: c.parentId ?? undefined, pageId: c.pageId },
   };

@@ -14,7 +14,7 @@ import { isInAppUrl, normalizePagePath, type StoredLink } from '../lib/markdown.
 import { parseForRead } from '../lib/markdown-pool.ts';
 import { safeFetch } from '../lib/url-guard.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 import { lockSpace } from '../db/locks.ts';
 import { recordMovedPages } from './site-redirects.ts';
 
@@ -333,7 +333,7 @@ export async function applySpaceContentChanges(ctx: DomainContext, spaceId: stri
       });
       await tx.space.update({ where: { id: spaceId }, data: { revisionId: result.revision.id } });
       await recordMovedPages(tx, spaceId, current.revisionId, result.revision.id, ctx.clock.now());
-      await recordEvent(tx, ctx, { type: 'space_content_updated', organizationId: space.organizationId, objectType: 'space', objectId: spaceId, payload: { revisionId: result.revision.id, previousRevisionId: current.revisionId, changes: changes.length } });
+      await recordEvent(tx, ctx, { type: 'space_content_updated', organizationId: space.organizationId, objectId: spaceId, payload: { revisionId: result.revision.id, previousRevisionId: current.revisionId, changes: changes.length } });
       return { ...result, spaceId };
     },
     { timeout: 30_000, maxWait: 10_000 },

@@ -26,7 +26,7 @@ import { ImportError, type ConvertedImport, type ImportedPage } from '../lib/imp
 import { convertInWorker } from '../lib/import-thread.ts';
 import { codeRanges } from '../lib/markdown.ts';
 import { transaction } from '../db/transaction.ts';
-import { jobActor, recordEvent, type EventInput } from './events.ts';
+import { jobActor, recordEvent, type EventInput } from '../events/log.ts';
 import { lockImportJob, lockSpace, lockSpaceAndChangeRequest } from '../db/locks.ts';
 
 /** The model's values (GraphQL); REST's `github-wiki` spelling is translated in rest/. */
@@ -81,7 +81,7 @@ export async function startImport(ctx: DomainContext, target: ImportTarget, raw:
       },
     });
     await ctx.services.jobs.enqueue(tx, 'importContent', { jobId: created.id }, { maxAttempts: 3, queueName: organizationQueue(space.organizationId) });
-    await recordEvent(tx, ctx, { type: 'import_started', organizationId: space.organizationId, objectType: 'import', objectId: created.id, payload: { spaceId: space.id, changeRequestId: created.changeRequestId, importSource: created.source } });
+    await recordEvent(tx, ctx, { type: 'import_started', organizationId: space.organizationId, objectId: created.id, payload: { spaceId: space.id, changeRequestId: created.changeRequestId, importSource: created.source } });
     return created;
   });
   return { ...job, baseRevisionId };
@@ -271,8 +271,8 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
     data: { state: 'complete', revisionId: revision.id, importedResources: versions.length + files.length, totalResources: Math.max(totalResources, versions.length + files.length), finishedAt: now, error: null },
   });
   const updated = job.changeRequestId
-    ? { type: 'change_request_content_updated', objectType: 'change_request' as const, objectId: job.changeRequestId, payload: { spaceId: job.spaceId, revisionId: revision.id, previousRevisionId: baseRevisionId, importId: job.id } }
-    : { type: 'space_content_updated', objectType: 'space' as const, objectId: job.spaceId, payload: { revisionId: revision.id, previousRevisionId: baseRevisionId, importId: job.id } };
+    ? { type: 'change_request_content_updated' as const, objectId: job.changeRequestId, payload: { spaceId: job.spaceId, revisionId: revision.id, previousRevisionId: baseRevisionId, importId: job.id } }
+    : { type: 'space_content_updated' as const, objectId: job.spaceId, payload: { revisionId: revision.id, previousRevisionId: baseRevisionId, importId: job.id } };
   await recordImportEvent(tx, deps, job, 'import_completed', { revisionId: revision.id, importedResources: versions.length + files.length }, updated);
 }
 
@@ -290,15 +290,15 @@ function requirePageSize(page: ImportedPage, markdown: string): string {
 }
 
 /** Events of an import job's progress (source `job`), in the organization of its space. */
-async function recordImportEvent(tx: Tx, deps: TaskDeps, job: ImportJob, type: string, payload: Record<string, unknown> = {}, ...more: Array<Omit<EventInput, 'organizationId'>>) {
+async function recordImportEvent(tx: Tx, deps: TaskDeps, job: ImportJob, type: 'import_running' | 'import_failed' | 'import_completed', payload: { givenUp?: boolean; revisionId?: string; importedResources?: number } = {}, ...more: Array<Omit<EventInput<'space_content_updated'>, 'organizationId'> | Omit<EventInput<'change_request_content_updated'>, 'organizationId'>>) {
   const space = await tx.space.findUnique({ where: { id: job.spaceId }, select: { organizationId: true } });
   if (!space) return;
   const organizationId = space.organizationId;
   await recordEvent(
     tx,
     jobActor(deps),
-    { type, organizationId, objectType: 'import', objectId: job.id, payload: { spaceId: job.spaceId, changeRequestId: job.changeRequestId, ...payload } },
-    ...more.map((e) => ({ ...e, organizationId })),
+    { type, organizationId, objectId: job.id, payload: { spaceId: job.spaceId, changeRequestId: job.changeRequestId, ...payload } } as EventInput<typeof type>,
+    ...more.map((e) => ({ ...e, organizationId }) as EventInput),
   );
 }
 

@@ -13,7 +13,7 @@ import { newId } from '../lib/ids.ts';
 import { parseInput, notFound, conflict } from '../lib/errors.ts';
 import { CreateUserInput, RoleOrGuest, findOrCreateUser } from './users.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 import { lockOrganization } from '../db/locks.ts';
 
 export const ListOrder = z.enum(['asc', 'desc']);
@@ -86,7 +86,7 @@ export async function updateMember(ctx: DomainContext, organizationId: string, u
     if (input.role === undefined || input.role === member.role) return member;
     if (orgAllows(member, 'organization:admin') && !member.disabled) await ensureAnotherAdmin(tx, organizationId, member.id);
     const updated = await tx.member.update({ where: { id: member.id }, data: { role: input.role } });
-    await recordEvent(tx, ctx, { type: 'member_role_updated', organizationId, objectType: 'member', objectId: userId, payload: { role: updated.role, previousRole: member.role } });
+    await recordEvent(tx, ctx, { type: 'member_role_updated', organizationId, objectId: userId, payload: { role: updated.role, previousRole: member.role } });
     return updated;
   });
 }
@@ -105,7 +105,7 @@ export async function removeMember(ctx: DomainContext, organizationId: string, u
     await tx.teamMember.deleteMany({ where: { userId, team: { organizationId } } });
     await tx.contentGrant.deleteMany({ where: { userId, organizationId } });
     await tx.member.delete({ where: { id: member.id } });
-    await recordEvent(tx, ctx, { type: 'member_removed', organizationId, objectType: 'member', objectId: userId, payload: { role: member.role } });
+    await recordEvent(tx, ctx, { type: 'member_removed', organizationId, objectId: userId, payload: { role: member.role } });
     return true;
   });
 }
@@ -115,7 +115,7 @@ export async function setMemberSso(ctx: DomainContext, organizationId: string, u
   return transaction(ctx.prisma, async (tx) => {
     const member = await findMember(tx, organizationId, userId);
     const updated = await tx.member.update({ where: { id: member.id }, data: { sso: true } });
-    await recordEvent(tx, ctx, { type: 'member_sso_updated', organizationId, objectType: 'member', objectId: userId, payload: { sso: true } });
+    await recordEvent(tx, ctx, { type: 'member_sso_updated', organizationId, objectId: userId, payload: { sso: true } });
     return updated;
   });
 }
@@ -131,7 +131,7 @@ export async function addMember(ctx: DomainContext, organizationId: string, raw:
     const org = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, select: { defaultRole: true } });
     const role = input.role === undefined ? org.defaultRole : input.role;
     const member = await tx.member.create({ data: { id: newId('Member'), organizationId, userId: user.id, role, joinedAt: ctx.clock.now() } });
-    await recordEvent(tx, ctx, { type: 'member_added', organizationId, objectType: 'member', objectId: user.id, payload: { role } });
+    await recordEvent(tx, ctx, { type: 'member_added', organizationId, objectId: user.id, payload: { role } });
     return member;
   });
 }

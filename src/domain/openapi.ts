@@ -23,7 +23,7 @@ import { safeFetch, FetchTimeoutError } from '../lib/url-guard.ts';
 import { parseOpenApiInWorker } from '../lib/openapi-thread.ts';
 import type { Tx } from '../db/client.ts';
 import { transaction } from '../db/transaction.ts';
-import { jobActor, recordEvent } from './events.ts';
+import { jobActor, recordEvent } from '../events/log.ts';
 import { lockOpenApiSpec } from '../db/locks.ts';
 
 /** Fetch limits of the processing job. Mutable so tests can shorten the timeout. */
@@ -120,7 +120,7 @@ export async function createOpenApiSpec(ctx: DomainContext, organizationId: stri
         data: { id: newId('OpenApiSpec'), organizationId, slug: input.slug, ...sourceColumns(input.source), processingState: 'pending', createdAt: now, updatedAt: now },
       });
       await ctx.services.jobs.enqueue(tx, 'processOpenApiSpec', { specId: spec.id }, { jobKey: spec.id, queueName: organizationQueue(organizationId) });
-      await recordEvent(tx, ctx, { type: 'openapi_spec_created', organizationId, objectType: 'openapi_spec', objectId: spec.id, payload: { slug: spec.slug } });
+      await recordEvent(tx, ctx, { type: 'openapi_spec_created', organizationId, objectId: spec.id, payload: { slug: spec.slug } });
       return spec;
     });
   } catch (err) {
@@ -150,7 +150,7 @@ export async function upsertOpenApiSpec(ctx: DomainContext, organizationId: stri
         });
       }
       await ctx.services.jobs.enqueue(tx, 'processOpenApiSpec', { specId: spec.id }, { jobKey: spec.id, queueName: organizationQueue(organizationId) });
-      await recordEvent(tx, ctx, { type: existing ? 'openapi_spec_updated' : 'openapi_spec_created', organizationId, objectType: 'openapi_spec', objectId: spec.id, payload: { slug } });
+      await recordEvent(tx, ctx, { type: existing ? 'openapi_spec_updated' : 'openapi_spec_created', organizationId, objectId: spec.id, payload: { slug } });
       return { spec, created: !existing };
     });
   } catch (err) {
@@ -164,7 +164,7 @@ export async function deleteOpenApiSpec(ctx: DomainContext, organizationId: stri
   return transaction(ctx.prisma, async (tx) => {
     const gone = await tx.openApiSpec.findMany({ where: { organizationId, slug }, select: { id: true } });
     const r = await tx.openApiSpec.deleteMany({ where: { organizationId, slug } });
-    for (const spec of gone) await recordEvent(tx, ctx, { type: 'openapi_spec_deleted', organizationId, objectType: 'openapi_spec', objectId: spec.id, payload: { slug } });
+    for (const spec of gone) await recordEvent(tx, ctx, { type: 'openapi_spec_deleted', organizationId, objectId: spec.id, payload: { slug } });
     return r.count > 0;
   });
 }
@@ -213,10 +213,10 @@ export async function processOpenApiSpec(payload: unknown, deps: TaskDeps) {
   if (!spec) return;
   await transaction(prisma, async (tx) => {
     const r = await tx.openApiSpec.updateMany({ where: { id: specId }, data: { processingState: 'progress', updatedAt: spec.updatedAt } });
-    if (r.count) await recordEvent(tx, jobActor(deps), { type: 'openapi_spec_processing_started', organizationId: spec.organizationId, objectType: 'openapi_spec', objectId: specId, payload: { slug: spec.slug } });
+    if (r.count) await recordEvent(tx, jobActor(deps), { type: 'openapi_spec_processing_started', organizationId: spec.organizationId, objectId: specId, payload: { slug: spec.slug } });
   });
   const processed = (tx: Tx, extra: Record<string, unknown>) =>
-    recordEvent(tx, jobActor(deps), { type: 'openapi_spec_processed', organizationId: spec.organizationId, objectType: 'openapi_spec', objectId: specId, payload: { slug: spec.slug, ...extra } });
+    recordEvent(tx, jobActor(deps), { type: 'openapi_spec_processed', organizationId: spec.organizationId, objectId: specId, payload: { slug: spec.slug, ...extra } });
 
   let outcome: { ok: true; filesystem: unknown; hash: string } | { ok: false; code: OpenApiProcessErrorCode; message: string };
   try {
@@ -288,7 +288,7 @@ export async function giveUpOpenApiSpec(payload: unknown, deps: TaskDeps, reason
     });
     const spec = updated.count ? await tx.openApiSpec.findUnique({ where: { id: specId }, select: { organizationId: true, slug: true } }) : null;
     if (spec) {
-      await recordEvent(tx, jobActor(deps), { type: 'openapi_spec_processed', organizationId: spec.organizationId, objectType: 'openapi_spec', objectId: specId, payload: { slug: spec.slug, errorCode: 'FETCH_ERROR', givenUp: true } });
+      await recordEvent(tx, jobActor(deps), { type: 'openapi_spec_processed', organizationId: spec.organizationId, objectId: specId, payload: { slug: spec.slug, errorCode: 'FETCH_ERROR', givenUp: true } });
     }
     return updated;
   });

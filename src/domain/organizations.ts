@@ -5,7 +5,7 @@ import type { DomainContext } from './context.ts';
 import { parseInput, badRequest } from '../lib/errors.ts';
 import { OrganizationTitle, RoleOrGuest } from './users.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 
 const Hostname = z
   .string()
@@ -49,7 +49,7 @@ export async function updateOrganization(ctx: DomainContext, id: string, rawInpu
         ...(defaultContent !== undefined ? { defaultContent: defaultContent ?? (null as never) } : {}),
       },
     });
-    await recordEvent(tx, ctx, { type: 'organization_updated', organizationId: id, objectType: 'organization', objectId: id, payload: { title: updated.title, fields: Object.keys(input) } });
+    await recordEvent(tx, ctx, { type: 'organization_updated', organizationId: id, objectId: id, payload: { title: updated.title, fields: Object.keys(input) } });
     return updated;
   });
 }
@@ -59,7 +59,7 @@ export async function deleteLinkInvite(ctx: DomainContext, organizationId: strin
   await ctx.access.requireOrg(organizationId, 'organization:admin');
   return transaction(ctx.prisma, async (tx) => {
     const r = await tx.linkInvite.deleteMany({ where: { id: inviteId, organizationId } });
-    if (r.count > 0) await recordEvent(tx, ctx, { type: 'invite_deleted', organizationId, objectType: 'invite', objectId: inviteId });
+    if (r.count > 0) await recordEvent(tx, ctx, { type: 'invite_deleted', organizationId, objectId: inviteId });
     return r.count > 0;
   });
 }

@@ -14,7 +14,7 @@ import { newId, newSecret } from '../lib/ids.ts';
 import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { requireSite } from './sites.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 
 export const ShareLinkName = z.string().max(50);
 export const CreateShareLinkInput = z.strictObject({ name: ShareLinkName });
@@ -28,7 +28,7 @@ export async function createShareLink(ctx: DomainContext, organizationId: string
       data: { id: newId('ShareLink'), siteId: site.id, name: input.name, key: newSecret(SHARE_KEY_PREFIX), active: true, createdAt: ctx.clock.now() },
     });
     // Never the key: it is a credential.
-    await recordEvent(tx, ctx, { type: 'share_link_created', organizationId: site.organizationId, objectType: 'share_link', objectId: link.id, payload: { siteId: site.id, name: link.name } });
+    await recordEvent(tx, ctx, { type: 'share_link_created', organizationId: site.organizationId, objectId: link.id, payload: { siteId: site.id, name: link.name } });
     return link;
   });
 }
@@ -41,7 +41,7 @@ export async function updateShareLink(ctx: DomainContext, organizationId: string
     const link = await tx.shareLink.findFirst({ where: { id: shareLinkId, siteId: site.id } });
     if (!link) throw notFound('Share link');
     const updated = await tx.shareLink.update({ where: { id: link.id }, data: input });
-    await recordEvent(tx, ctx, { type: 'share_link_updated', organizationId: site.organizationId, objectType: 'share_link', objectId: link.id, payload: { siteId: site.id, name: updated.name, active: updated.active } });
+    await recordEvent(tx, ctx, { type: 'share_link_updated', organizationId: site.organizationId, objectId: link.id, payload: { siteId: site.id, name: updated.name, active: updated.active } });
     return updated;
   });
 }
@@ -51,7 +51,7 @@ export async function deleteShareLink(ctx: DomainContext, organizationId: string
   const site = await requireSite(ctx, organizationId, siteId, 'shareLink:manage');
   return transaction(ctx.prisma, async (tx) => {
     const r = await tx.shareLink.deleteMany({ where: { id: shareLinkId, siteId: site.id } });
-    if (r.count > 0) await recordEvent(tx, ctx, { type: 'share_link_deleted', organizationId: site.organizationId, objectType: 'share_link', objectId: shareLinkId, payload: { siteId: site.id } });
+    if (r.count > 0) await recordEvent(tx, ctx, { type: 'share_link_deleted', organizationId: site.organizationId, objectId: shareLinkId, payload: { siteId: site.id } });
     return r.count > 0;
   });
 }

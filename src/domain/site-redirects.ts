@@ -21,7 +21,7 @@ import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
 import { requireSite } from './sites.ts';
 import { loadRevision, pagePaths } from './revisions.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 
 export const REDIRECT_SOURCE_MAX = 512;
 /** The contract's SiteRedirectSourcePath pattern: `/`-separated segments of unreserved characters or %XX. */
@@ -145,7 +145,6 @@ export async function upsertSiteRedirects(ctx: DomainContext, organizationId: st
     await recordEvent(tx, ctx, {
       type: 'site_redirects_upserted',
       organizationId: site.organizationId,
-      objectType: 'site',
       objectId: site.id,
       payload: { created: out.filter((r) => r.status === 'created').length, updated: out.filter((r) => r.status === 'updated').length, deleted: out.filter((r) => r.status === 'deleted').length },
     });
@@ -187,8 +186,8 @@ export async function deleteSiteRedirect(ctx: DomainContext, organizationId: str
 }
 
 /** Redirects are events of their site (the event log has no object type of their own). */
-function redirectEvent(type: string, site: { id: string; organizationId: string }, r: SiteRedirect) {
-  return { type, organizationId: site.organizationId, objectType: 'site' as const, objectId: site.id, payload: { redirectId: r.id, source: r.source } };
+function redirectEvent(type: 'site_redirect_created' | 'site_redirect_updated' | 'site_redirect_deleted', site: { id: string; organizationId: string }, r: SiteRedirect) {
+  return { type, organizationId: site.organizationId, objectId: site.id, payload: { redirectId: r.id, source: r.source } };
 }
 
 // ------------------------------------------------------------------ automatic redirects

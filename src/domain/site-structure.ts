@@ -8,7 +8,8 @@ import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
 import type { Site, SiteSection, SiteSectionGroup, SiteSpace } from '../generated/prisma/client.ts';
-import { recordEvent, type EventInput, type EventObjectType } from './events.ts';
+import { recordEvent, type EventInput } from '../events/log.ts';
+import type { EventPayload, EventType } from '../events/catalogue.ts';
 import { newId } from '../lib/ids.ts';
 import { badRequest, conflict, notFound, parseInput } from '../lib/errors.ts';
 import { parseCondition } from '../lib/conditions.ts';
@@ -38,13 +39,10 @@ import {
 } from './site-order.ts';
 
 /** An event of a change to a site's structure (the site's id in the payload). */
-const structureEvent = (site: Site, type: string, objectType: EventObjectType, objectId: string, payload: Record<string, unknown> = {}): EventInput => ({
-  type,
-  organizationId: site.organizationId,
-  objectType,
-  objectId,
-  payload: { siteId: site.id, ...payload },
-});
+const structureEvent = <K extends StructureEventType>(site: Site, type: K, objectId: string, payload?: Omit<EventPayload<K>, 'siteId'>) =>
+  ({ type, organizationId: site.organizationId, objectId, payload: { siteId: site.id, ...payload } }) as unknown as EventInput<K>;
+type StructureEventType = Extract<EventType, `site_section_${string}` | `site_space_${string}`>;
+const MOVED = { site_section: 'site_section_moved', site_section_group: 'site_section_group_moved', site_space: 'site_space_moved' } as const;
 
 // ------------------------------------------------------------------ values and inputs
 
@@ -142,7 +140,7 @@ export async function addSectionToSite(ctx: DomainContext, organizationId: strin
     if (defaultSectionId !== snap.defaultSiteSectionId || !defaultSectionId) {
       await tx.site.update({ where: { id: siteId }, data: { defaultSiteSectionId: defaultSectionId ?? sectionId } });
     }
-    await recordEvent(tx, ctx, structureEvent(site, 'site_section_created', 'site_section', sectionId, { title, spaceId: space.id, siteSpaceId }));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_created', sectionId, { title, spaceId: space.id, siteSpaceId }));
     return section;
   });
 }
@@ -169,7 +167,7 @@ export async function updateSiteSection(ctx: DomainContext, organizationId: stri
       where: { id: sectionId },
       data: { ...rest, ...(defaultSiteSpace !== undefined ? { defaultSiteSpaceId: defaultSiteSpace } : {}) },
     });
-    await recordEvent(tx, ctx, structureEvent(site, 'site_section_updated', 'site_section', sectionId, { title: updated.title, fields: Object.keys(input) }));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_updated', sectionId, { title: updated.title, fields: Object.keys(input) }));
     return updated;
   });
 }
@@ -187,7 +185,7 @@ export async function deleteSiteSection(ctx: DomainContext, organizationId: stri
     if (snap.defaultSiteSectionId === sectionId) {
       await tx.site.update({ where: { id: siteId }, data: { defaultSiteSectionId: sectionsInOrder(snap)[0] ?? null } });
     }
-    await recordEvent(tx, ctx, structureEvent(site, 'site_section_deleted', 'site_section', sectionId));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_deleted', sectionId));
     return true;
   });
 }
@@ -221,7 +219,7 @@ export async function addSectionGroupToSite(ctx: DomainContext, organizationId: 
     await writeOrder(tx, snap, { kind: 'group', id }, listed.map((s) => ({ type: 'site_section' as const, id: s })));
     await writeOrder(tx, snap, ROOT, insertAt(remaining, { type: 'site_section_group', id }, index));
     for (const g of oldGroups) await writeOrder(tx, snap, { kind: 'group', id: g }, children(snap, { kind: 'group', id: g }));
-    await recordEvent(tx, ctx, structureEvent(site, 'site_section_group_created', 'site_section_group', id, { title: group.title, sections: listed }));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_group_created', id, { title: group.title, sections: listed }));
     return { ...group, position: snap.groups.get(id)!.position };
   });
 }
@@ -237,7 +235,7 @@ export async function updateSiteSectionGroup(ctx: DomainContext, organizationId:
   return structural(ctx, siteId, async (tx, snap) => {
     await requireGroup(tx, snap, groupId);
     const updated = await tx.siteSectionGroup.update({ where: { id: groupId }, data: input });
-    await recordEvent(tx, ctx, structureEvent(site, 'site_section_group_updated', 'site_section_group', groupId, { title: updated.title, fields: Object.keys(input) }));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_group_updated', groupId, { title: updated.title, fields: Object.keys(input) }));
     return updated;
   });
 }
@@ -251,7 +249,7 @@ export async function deleteSiteSectionGroup(ctx: DomainContext, organizationId:
     const root = children(snap, ROOT).flatMap((r) => (r.type === 'site_section_group' && r.id === groupId ? members : [r]));
     await writeOrder(tx, snap, ROOT, root);
     await tx.siteSectionGroup.delete({ where: { id: groupId } });
-    await recordEvent(tx, ctx, structureEvent(site, 'site_section_group_deleted', 'site_section_group', groupId));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_group_deleted', groupId));
     return true;
   });
 }
@@ -270,7 +268,7 @@ export async function addSectionToGroup(ctx: DomainContext, organizationId: stri
     const target: Container = { kind: 'group', id: groupId };
     await writeOrder(tx, snap, target, [...children(snap, target), item]);
     await writeOrder(tx, snap, from, children(snap, from));
-    await recordEvent(tx, ctx, structureEvent(site, 'site_section_moved', 'site_section', section.id, { groupId, fromGroupId: section.groupId }));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_moved', section.id, { groupId, fromGroupId: section.groupId }));
     return group;
   });
 }
@@ -286,7 +284,7 @@ export async function removeSectionFromGroup(ctx: DomainContext, organizationId:
     await writeOrder(tx, snap, ROOT, insertAt(root, { type: 'site_section', id: sectionId }, at));
     const group: Container = { kind: 'group', id: groupId };
     await writeOrder(tx, snap, group, children(snap, group));
-    await recordEvent(tx, ctx, structureEvent(site, 'site_section_moved', 'site_section', sectionId, { groupId: null, fromGroupId: groupId }));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_section_moved', sectionId, { groupId: null, fromGroupId: groupId }));
     return true;
   });
 }
@@ -326,7 +324,7 @@ export async function addSpaceToSite(ctx: DomainContext, organizationId: string 
       },
     });
     await ensureDefault(tx, snap, container, id);
-    await recordEvent(tx, ctx, structureEvent(site, 'site_space_created', 'site_space', id, { spaceId: space.id, sectionId: row.sectionId }));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_space_created', id, { spaceId: space.id, sectionId: row.sectionId }));
     return row;
   });
 }
@@ -369,7 +367,7 @@ export async function updateSiteSpace(ctx: DomainContext, organizationId: string
         ...(space ? { spaceId: space.id } : {}),
       },
     });
-    await recordEvent(tx, ctx, structureEvent(site, 'site_space_updated', 'site_space', siteSpaceId, { spaceId: updated.spaceId, sectionId: updated.sectionId, fields: Object.keys(input) }));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_space_updated', siteSpaceId, { spaceId: updated.spaceId, sectionId: updated.sectionId, fields: Object.keys(input) }));
     return updated;
   });
 }
@@ -386,7 +384,7 @@ export async function deleteSiteSpace(ctx: DomainContext, organizationId: string
     const rest = children(snap, container);
     await writeOrder(tx, snap, container, rest);
     await ensureDefault(tx, snap, container, rest[0]?.id ?? null);
-    await recordEvent(tx, ctx, structureEvent(site, 'site_space_deleted', 'site_space', siteSpaceId, { spaceId: current.spaceId, sectionId: current.sectionId }));
+    await recordEvent(tx, ctx, structureEvent(site, 'site_space_deleted', siteSpaceId, { spaceId: current.spaceId, sectionId: current.sectionId }));
     return true;
   });
 }
@@ -432,7 +430,7 @@ export async function moveStructureItem(
       }
       await ensureDefault(tx, snap, plan.to, item.id);
     }
-    await recordEvent(tx, ctx, structureEvent(site, `${item.type}_moved`, item.type, item.id, { position: position ?? null }));
+    await recordEvent(tx, ctx, structureEvent(site, MOVED[item.type], item.id, { position: position ?? null }));
     return item;
   });
 }

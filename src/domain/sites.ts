@@ -21,7 +21,7 @@ import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { applyChanges, slugify } from './revisions.ts';
 import { createSpaceInTransaction } from './spaces.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 import { hasSections, structural } from './site-order.ts';
 
 // ------------------------------------------------------------------ values and inputs
@@ -191,7 +191,7 @@ export async function createSite(ctx: DomainContext, organizationId: string, raw
       await tx.siteSpace.createMany({ data: rows });
       await tx.site.update({ where: { id }, data: { defaultSiteSpaceId: rows[0].id } });
     }
-    await recordEvent(tx, ctx, { type: 'site_created', organizationId, objectType: 'site', objectId: id, payload: { title, spaceIds: spaces.map((s) => s.id) } });
+    await recordEvent(tx, ctx, { type: 'site_created', organizationId, objectId: id, payload: { title, spaceIds: spaces.map((s) => s.id) } });
     return tx.site.findUniqueOrThrow({ where: { id } });
   });
 }
@@ -224,7 +224,7 @@ export async function updateSite(ctx: DomainContext, organizationId: string | un
       }
     }
     const updated = await tx.site.update({ where: { id: siteId }, data: { ...data, updatedAt: ctx.clock.now() } });
-    await recordEvent(tx, ctx, { type: 'site_updated', organizationId: site.organizationId, objectType: 'site', objectId: siteId, payload: { title: updated.title, fields: Object.keys(input) } });
+    await recordEvent(tx, ctx, { type: 'site_updated', organizationId: site.organizationId, objectId: siteId, payload: { title: updated.title, fields: Object.keys(input) } });
     return updated;
   });
 }
@@ -235,7 +235,7 @@ export async function deleteSite(ctx: DomainContext, organizationId: string, sit
   return transaction(ctx.prisma, async (tx) => {
     const r = await tx.site.deleteMany({ where: { id: siteId, organizationId } });
     if (r.count === 0) return false;
-    await recordEvent(tx, ctx, { type: 'site_deleted', organizationId, objectType: 'site', objectId: siteId });
+    await recordEvent(tx, ctx, { type: 'site_deleted', organizationId, objectId: siteId });
     // The organization's default content must not point at a deleted site.
     const org = await tx.organization.findUnique({ where: { id: organizationId }, select: { defaultContent: true } });
     const dc = org?.defaultContent as { site?: string } | null;
@@ -254,7 +254,7 @@ export async function publishSite(ctx: DomainContext, organizationId: string | u
     const content = await tx.siteSpace.count({ where: { siteId, space: { deletedAt: null } } });
     if (content === 0) throw badRequest('siteSpaces', 'the site has no content to publish; add a space first');
     const updated = await tx.site.update({ where: { id: siteId }, data: { published: true, updatedAt: ctx.clock.now() } });
-    await recordEvent(tx, ctx, { type: 'site_published', organizationId: site.organizationId, objectType: 'site', objectId: siteId, payload: { title: updated.title } });
+    await recordEvent(tx, ctx, { type: 'site_published', organizationId: site.organizationId, objectId: siteId, payload: { title: updated.title } });
     return updated;
   });
 }
@@ -263,7 +263,7 @@ export async function unpublishSite(ctx: DomainContext, organizationId: string |
   const site = await requireSite(ctx, organizationId, siteId, 'site:write');
   return transaction(ctx.prisma, async (tx) => {
     const updated = await tx.site.update({ where: { id: siteId }, data: { published: false, updatedAt: ctx.clock.now() } });
-    await recordEvent(tx, ctx, { type: 'site_unpublished', organizationId: site.organizationId, objectType: 'site', objectId: siteId, payload: { title: updated.title } });
+    await recordEvent(tx, ctx, { type: 'site_unpublished', organizationId: site.organizationId, objectId: siteId, payload: { title: updated.title } });
     return updated;
   });
 }
@@ -389,7 +389,7 @@ export async function putAdaptiveSchema(ctx: DomainContext, organizationId: stri
       where: { id: siteId },
       data: { adaptiveSchema: schema as unknown as Prisma.InputJsonValue, adaptiveSchemaUpdatedAt: now },
     });
-    await recordEvent(tx, ctx, { type: 'site_adaptive_schema_updated', organizationId: before.organizationId, objectType: 'site', objectId: siteId });
+    await recordEvent(tx, ctx, { type: 'site_adaptive_schema_updated', organizationId: before.organizationId, objectId: siteId });
     return updated;
   });
   return { jsonSchema: site.adaptiveSchema as AdaptiveJsonSchema, updatedAt: now };

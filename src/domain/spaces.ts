@@ -12,7 +12,7 @@ import { createInitialRevision, insertPageVersions, loadRevision, writeRevision,
 import { RoleOrGuest } from './users.ts';
 import { DAY_MS } from '../lib/clock.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 import {
   DefaultLevelInput,
   lockTree,
@@ -117,7 +117,7 @@ export async function createSpaceInTransaction(ctx: DomainContext, tx: Tx, organ
     });
     const revision = await createInitialRevision(tx, id, viewer.user.id);
     const created = await tx.space.update({ where: { id }, data: { revisionId: revision.id } });
-    await recordEvent(tx, ctx, { type: 'space_created', organizationId, objectType: 'space', objectId: id, payload: { title: created.title, parentId: created.parentId, revisionId: revision.id } });
+    await recordEvent(tx, ctx, { type: 'space_created', organizationId, objectId: id, payload: { title: created.title, parentId: created.parentId, revisionId: revision.id } });
     return created;
   }
 }
@@ -139,7 +139,7 @@ export async function updateSpace(ctx: DomainContext, id: string, raw: unknown):
     const r = await tx.space.updateMany({ where: { id: space.id, deletedAt: null }, data: data as Prisma.SpaceUpdateManyMutationInput });
     if (r.count === 0) throw notFound('Space');
     const updated = await tx.space.findUniqueOrThrow({ where: { id: space.id } });
-    await recordEvent(tx, ctx, { type: 'space_updated', organizationId: space.organizationId, objectType: 'space', objectId: space.id, payload: { title: updated.title, fields: Object.keys(data) } });
+    await recordEvent(tx, ctx, { type: 'space_updated', organizationId: space.organizationId, objectId: space.id, payload: { title: updated.title, fields: Object.keys(data) } });
     return updated;
   });
 }
@@ -161,7 +161,7 @@ export async function deleteSpace(ctx: DomainContext, id: string): Promise<boole
     const r = await tx.space.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: ctx.clock.now(), deletedById: viewer.user.id } });
     // The siblings keep their positions (a gap is fine): renumbering them would move the sort
     // key under every keyset cursor into this list (docs/decisions.md, cursors).
-    if (r.count > 0) await recordEvent(tx, ctx, { type: 'space_deleted', organizationId: space.organizationId, objectType: 'space', objectId: id, payload: { title: space.title } });
+    if (r.count > 0) await recordEvent(tx, ctx, { type: 'space_deleted', organizationId: space.organizationId, objectId: id, payload: { title: space.title } });
     return r.count > 0;
   });
 }
@@ -183,7 +183,7 @@ export async function restoreSpace(ctx: DomainContext, id: string): Promise<Spac
       where: { id },
       data: { deletedAt: null, deletedById: null, position: await nextPosition(tx, fresh.organizationId, fresh.parentId) },
     });
-    await recordEvent(tx, ctx, { type: 'space_restored', organizationId: fresh.organizationId, objectType: 'space', objectId: id, payload: { title: restored.title } });
+    await recordEvent(tx, ctx, { type: 'space_restored', organizationId: fresh.organizationId, objectId: id, payload: { title: restored.title } });
     return restored;
   });
 }
@@ -298,7 +298,7 @@ export async function duplicateSpace(ctx: DomainContext, id: string): Promise<Sp
         data: grants.map((g) => ({ id: newId('ContentGrant'), organizationId: g.organizationId, spaceId: newSpaceId, userId: g.userId, teamId: g.teamId, role: g.role })),
       });
     }
-    await recordEvent(tx, ctx, { type: 'space_created', organizationId: fresh.organizationId, objectType: 'space', objectId: newSpaceId, payload: { title, parentId: fresh.parentId, revisionId: revision.id, duplicatedFrom: fresh.id } });
+    await recordEvent(tx, ctx, { type: 'space_created', organizationId: fresh.organizationId, objectId: newSpaceId, payload: { title, parentId: fresh.parentId, revisionId: revision.id, duplicatedFrom: fresh.id } });
     return tx.space.update({ where: { id: newSpaceId }, data: { revisionId: revision.id } });
   });
 }

@@ -24,7 +24,7 @@ import { issueToken } from '../auth/tokens.ts';
 import { parseCertificate } from '../lib/x509.ts';
 import { validateSamlResponse } from '../lib/saml-response.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 
 const SamlLabel = z.string().trim().min(1).max(30);
 const SamlFields = {
@@ -148,7 +148,7 @@ export async function createSamlProvider(ctx: DomainContext, organizationId: str
     const provider = await tx.samlProvider.create({
       data: { id: newId('SamlProvider'), organizationId, label: input.label, ...data, createdAt: ctx.clock.now() },
     });
-    await recordEvent(tx, ctx, { type: 'saml_provider_created', organizationId, objectType: 'saml_provider', objectId: provider.id, payload: { title: provider.label } });
+    await recordEvent(tx, ctx, { type: 'saml_provider_created', organizationId, objectId: provider.id, payload: { title: provider.label } });
     return provider;
   });
 }
@@ -161,7 +161,7 @@ export async function updateSamlProvider(ctx: DomainContext, organizationId: str
     if (!existing) throw notFound('SAML provider');
     const data = await providerColumns(tx, organizationId, input);
     const provider = await tx.samlProvider.update({ where: { id }, data });
-    await recordEvent(tx, ctx, { type: 'saml_provider_updated', organizationId, objectType: 'saml_provider', objectId: id, payload: { title: provider.label, fields: Object.keys(input) } });
+    await recordEvent(tx, ctx, { type: 'saml_provider_updated', organizationId, objectId: id, payload: { title: provider.label, fields: Object.keys(input) } });
     return provider;
   });
 }
@@ -171,7 +171,7 @@ export async function deleteSamlProvider(ctx: DomainContext, organizationId: str
   await ctx.access.requireOrg(organizationId, 'samlProvider:write');
   return transaction(ctx.prisma, async (tx) => {
     const r = await tx.samlProvider.deleteMany({ where: { id, organizationId } });
-    if (r.count > 0) await recordEvent(tx, ctx, { type: 'saml_provider_deleted', organizationId, objectType: 'saml_provider', objectId: id });
+    if (r.count > 0) await recordEvent(tx, ctx, { type: 'saml_provider_deleted', organizationId, objectId: id });
     return r.count > 0;
   });
 }

@@ -9,7 +9,7 @@ import { newId } from '../lib/ids.ts';
 import { parseInput, notFound, forbidden, badRequest } from '../lib/errors.ts';
 import { orgAllows } from '../auth/org-actions.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 
 export const TeamTitle = z.string().trim().min(1).max(64);
 export const TeamRoleSchema = z.enum(['owner', 'member']);
@@ -104,7 +104,7 @@ export async function createTeam(ctx: DomainContext, organizationId: string, raw
     if (roles.size) {
       await tx.teamMember.createMany({ data: [...roles].map(([userId, role]) => ({ teamId: team.id, userId, role, createdAt: now })) });
     }
-    await recordEvent(tx, ctx, { type: 'team_created', organizationId, objectType: 'team', objectId: team.id, payload: { title: team.title, members: [...roles.keys()] } });
+    await recordEvent(tx, ctx, { type: 'team_created', organizationId, objectId: team.id, payload: { title: team.title, members: [...roles.keys()] } });
     return team;
   });
 }
@@ -114,7 +114,7 @@ export async function updateTeam(ctx: DomainContext, organizationId: string, tea
   const input = parseInput(UpdateTeamInput, raw);
   return transaction(ctx.prisma, async (tx) => {
     const team = await tx.team.update({ where: { id: teamId }, data: { title: input.title } });
-    await recordEvent(tx, ctx, { type: 'team_updated', organizationId, objectType: 'team', objectId: teamId, payload: { title: team.title } });
+    await recordEvent(tx, ctx, { type: 'team_updated', organizationId, objectId: teamId, payload: { title: team.title } });
     return team;
   });
 }
@@ -126,7 +126,7 @@ export async function deleteTeam(ctx: DomainContext, organizationId: string, tea
   if (!found.permissions.admin) throw forbidden(MANAGE_ONLY);
   const r = await transaction(ctx.prisma, async (tx) => {
     const deleted = await tx.team.deleteMany({ where: { id: teamId, organizationId } });
-    if (deleted.count > 0) await recordEvent(tx, ctx, { type: 'team_deleted', organizationId, objectType: 'team', objectId: teamId, payload: { title: found.team.title } });
+    if (deleted.count > 0) await recordEvent(tx, ctx, { type: 'team_deleted', organizationId, objectId: teamId, payload: { title: found.team.title } });
     return deleted;
   });
   return r.count > 0;
@@ -166,7 +166,7 @@ export async function updateTeamMembers(ctx: DomainContext, organizationId: stri
       if (userIds.length) await tx.teamMember.updateMany({ where: { teamId, userId: { in: userIds } }, data: { role } });
     }
     if (removed.size) await tx.teamMember.deleteMany({ where: { teamId, userId: { in: [...removed] } } });
-    await recordEvent(tx, ctx, { type: 'team_members_updated', organizationId, objectType: 'team', objectId: teamId, payload: { added: [...roles].map(([userId, role]) => ({ userId, role })), removed: [...removed] } });
+    await recordEvent(tx, ctx, { type: 'team_members_updated', organizationId, objectId: teamId, payload: { added: [...roles].map(([userId, role]) => ({ userId, role })), removed: [...removed] } });
     return team;
   });
 }
@@ -183,7 +183,7 @@ export async function setTeamMember(ctx: DomainContext, organizationId: string, 
       create: { teamId, userId, role: input.role ?? 'member', createdAt: ctx.clock.now() },
       update: input.role ? { role: input.role } : {},
     });
-    await recordEvent(tx, ctx, { type: 'team_members_updated', organizationId, objectType: 'team', objectId: teamId, payload: { added: [{ userId, role: membership.role }], removed: [] } });
+    await recordEvent(tx, ctx, { type: 'team_members_updated', organizationId, objectId: teamId, payload: { added: [{ userId, role: membership.role }], removed: [] } });
     return membership;
   });
 }
@@ -193,7 +193,7 @@ export async function removeTeamMember(ctx: DomainContext, organizationId: strin
   await requireTeam(ctx, organizationId, teamId, 'admin');
   const r = await transaction(ctx.prisma, async (tx) => {
     const deleted = await tx.teamMember.deleteMany({ where: { teamId, userId } });
-    if (deleted.count > 0) await recordEvent(tx, ctx, { type: 'team_members_updated', organizationId, objectType: 'team', objectId: teamId, payload: { added: [], removed: [userId] } });
+    if (deleted.count > 0) await recordEvent(tx, ctx, { type: 'team_members_updated', organizationId, objectId: teamId, payload: { added: [], removed: [userId] } });
     return deleted;
   });
   return r.count > 0;

@@ -7,7 +7,7 @@ import type { DomainContext } from './context.ts';
 import { parseInput, notFound } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 
 export const TranslationSettingsTitle = z.string().trim().min(1).max(100);
 
@@ -77,7 +77,7 @@ export async function createTranslationSettings(ctx: DomainContext, organization
         updatedAt: now,
       },
     });
-    await recordEvent(tx, ctx, { type: 'translation_created', organizationId, objectType: 'translation', objectId: settings.id, payload: { title: settings.title, languages: settings.languages } });
+    await recordEvent(tx, ctx, { type: 'translation_created', organizationId, objectId: settings.id, payload: { title: settings.title, languages: settings.languages } });
     return settings;
   });
 }
@@ -96,7 +96,7 @@ export async function updateTranslationSettings(ctx: DomainContext, organization
     });
     if (r.count === 0) throw notFound('Translation settings');
     const settings = await tx.translationSettings.findUniqueOrThrow({ where: { id } });
-    await recordEvent(tx, ctx, { type: 'translation_updated', organizationId, objectType: 'translation', objectId: id, payload: { title: settings.title, languages: settings.languages } });
+    await recordEvent(tx, ctx, { type: 'translation_updated', organizationId, objectId: id, payload: { title: settings.title, languages: settings.languages } });
     return settings;
   });
 }
@@ -106,7 +106,7 @@ export async function deleteTranslationSettings(ctx: DomainContext, organization
   await ctx.access.requireOrg(organizationId, 'translations:write');
   return transaction(ctx.prisma, async (tx) => {
     const r = await tx.translationSettings.deleteMany({ where: { id, organizationId } });
-    if (r.count > 0) await recordEvent(tx, ctx, { type: 'translation_deleted', organizationId, objectType: 'translation', objectId: id });
+    if (r.count > 0) await recordEvent(tx, ctx, { type: 'translation_deleted', organizationId, objectId: id });
     return r.count > 0;
   });
 }

@@ -21,7 +21,7 @@ import { badRequest, conflict, parseInput } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
 import { lockSite } from '../db/locks.ts';
 import { requireSite } from './sites.ts';
-import { recordEvent } from './events.ts';
+import { recordEvent } from '../events/log.ts';
 import type { VisitorKeyAlgorithm } from '../auth/visitor-tokens.ts';
 
 export const VISITOR_AUTH_BACKENDS = ['custom', 'integration'] as const;
@@ -151,7 +151,7 @@ export async function regenerateVisitorKey(ctx: DomainContext, organizationId: s
     const now = ctx.clock.now();
     const key = await rotateTo(tx, ctx, site.id, { algorithm: 'HS256', secret: newHmacSecret() }, now);
     // Never the secret: it is a credential.
-    await recordEvent(tx, ctx, { type: 'site_visitor_key_regenerated', organizationId: site.organizationId, objectType: 'site', objectId: site.id, payload: { keyId: key.id, algorithm: 'HS256' } });
+    await recordEvent(tx, ctx, { type: 'site_visitor_key_regenerated', organizationId: site.organizationId, objectId: site.id, payload: { keyId: key.id, algorithm: 'HS256' } });
     return readPublishingAuth(tx, site.id, settings, now);
   });
 }
@@ -169,7 +169,7 @@ export async function setVisitorPublicKey(ctx: DomainContext, organizationId: st
     const settings = await lockSettings(tx, site.id);
     const now = ctx.clock.now();
     const key = await rotateTo(tx, ctx, site.id, { algorithm: input.algorithm, publicKey }, now);
-    await recordEvent(tx, ctx, { type: 'site_visitor_public_key_set', organizationId: site.organizationId, objectType: 'site', objectId: site.id, payload: { keyId: key.id, algorithm: input.algorithm } });
+    await recordEvent(tx, ctx, { type: 'site_visitor_public_key_set', organizationId: site.organizationId, objectId: site.id, payload: { keyId: key.id, algorithm: input.algorithm } });
     return readPublishingAuth(tx, site.id, settings, now);
   });
 }
@@ -197,7 +197,7 @@ export async function removeVisitorPublicKey(ctx: DomainContext, organizationId:
   return transaction(ctx.prisma, async (tx) => {
     const settings = await lockSettings(tx, site.id);
     const r = await tx.siteVisitorKey.deleteMany({ where: { siteId: site.id, algorithm: { in: [...PUBLIC_KEY_ALGORITHMS] } } });
-    if (r.count > 0) await recordEvent(tx, ctx, { type: 'site_visitor_public_key_removed', organizationId: site.organizationId, objectType: 'site', objectId: site.id, payload: { keys: r.count } });
+    if (r.count > 0) await recordEvent(tx, ctx, { type: 'site_visitor_public_key_removed', organizationId: site.organizationId, objectId: site.id, payload: { keys: r.count } });
     return { deleted: r.count > 0, auth: await readPublishingAuth(tx, site.id, settings, ctx.clock.now()) };
   });
 }
@@ -236,7 +236,7 @@ export async function updatePublishingAuth(
     }
     await tx.site.update({ where: { id: site.id }, data: { visitorAuth: next as Prisma.InputJsonValue } });
     if (!current) await rotateTo(tx, ctx, site.id, { algorithm: 'HS256', secret: newHmacSecret() }, now);
-    await recordEvent(tx, ctx, { type: 'site_publishing_auth_updated', organizationId: site.organizationId, objectType: 'site', objectId: site.id, payload: { backend: next.backend, fields: Object.keys(input), keyCreated: !current } });
+    await recordEvent(tx, ctx, { type: 'site_publishing_auth_updated', organizationId: site.organizationId, objectId: site.id, payload: { backend: next.backend, fields: Object.keys(input), keyCreated: !current } });
     return readPublishingAuth(tx, site.id, next as Prisma.JsonValue, now);
   });
 }

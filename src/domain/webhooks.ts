@@ -1,10 +1,13 @@
 // Signed webhooks: an organization admin registers a URL, and every event of the organization's
-// event log (domain/events.ts) it subscribes to is POSTed there, signed with the webhook's secret.
+// event log (src/events/log.ts) it subscribes to (`eventTypes`: names of the event catalogue,
+// src/events/catalogue.ts; none: every event) is POSTed there, signed with the webhook's secret.
 //
-// Fan-out: the AFTER INSERT trigger on "Event" (prisma/migrations/20261124130000_webhooks) writes
-// one WebhookDelivery per active matching webhook and its `deliverWebhook` job, in the event's
-// own transaction, so a delivery exists exactly when its change committed, with no code per
-// mutation. Redelivery writes a new delivery of the same event.
+// Fan-out: the AFTER INSERT trigger on "Event" writes one WebhookDelivery per active matching
+// webhook, in the event's own transaction, so a delivery exists exactly when its change committed,
+// with no code per mutation, whoever inserts the event. One SQL function creates a delivery and
+// queues its job, for the trigger and for a redelivery alike: `docgraph_webhook_delivery`
+// (prisma/migrations/20261127090000_event_catalogue), which holds the job's name, its queue
+// (`webhooks:<organizationId>`) and its attempt ceiling in one place.
 //
 // Delivery (`deliverWebhook`, src/tasks.ts): POST of the JSON body (`webhookBody`) with
 // `X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (Stripe's scheme: a
@@ -15,15 +18,15 @@
 // 10 s for the whole exchange. A 2xx answer: succeeded. Anything else: the status or error is recorded and
 // the handler throws, so graphile-worker retries it after exp(min(attempt, 10)) seconds (2.7 s,
 // 7.4 s, 20 s, 55 s, 2.5 min, 6.7 min, 18 min, 50 min, 2.2 h, then every 6.1 h). The handler
-// counts the attempts on the delivery and marks it failed after WEBHOOK_MAX_ATTEMPTS (the trigger
-// gives the job a ceiling of 20 attempts, WEBHOOK_MAX_ATTEMPTS's largest value, since SQL cannot
-// read the configuration); `onGiveUp` marks it failed when the queue gives up first (a worker
+// counts the attempts on the delivery and marks it failed after WEBHOOK_MAX_ATTEMPTS (the job's
+// ceiling is 20 attempts, WEBHOOK_MAX_ATTEMPTS's largest value, since SQL cannot read the
+// configuration); `onGiveUp` marks it failed when the queue gives up first (a worker
 // that died during its last attempt). Idempotent: a delivery that succeeded or failed is never
 // sent again by its job.
 //
 // Fairness (issue 20): deliveries run on a worker pool of their own (src/tasks.ts, src/jobs.ts),
-// each organization's in one named queue (`webhookQueueName`: one delivery of an organization at a
-// time), so a receiver that hangs holds one webhook worker and never another organization's jobs
+// each organization's in one named queue (`webhooks:<organizationId>`, given by SQL
+// `docgraph_webhook_enqueue`: one delivery of an organization at a time), so a receiver that hangs holds one webhook worker and never another organization's jobs
 // or any import. A circuit breaker per webhook: after WEBHOOK_CIRCUIT_FAILURES failed attempts in
 // a row, its deliveries are deferred for WEBHOOK_CIRCUIT_COOLDOWN_SECONDS (not attempted, no
 // attempt spent: the job is queued again for when the circuit closes); the first attempt after
@@ -38,18 +41,15 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { DomainContext, TaskDeps } from './context.ts';
-import type { Event, Webhook, WebhookDelivery } from '../generated/prisma/client.ts';
+import type { Webhook, WebhookDelivery } from '../generated/prisma/client.ts';
+import type { Tx } from '../db/client.ts';
 import type { GiveUpReason } from '../jobs.ts';
 import { badRequest, conflict, notFound, parseInput } from '../lib/errors.ts';
 import { newId, newSecret } from '../lib/ids.ts';
 import { requireFetchableUrl, FetchGuardError, FetchTimeoutError, guardedPost } from '../lib/url-guard.ts';
 import { transaction } from '../db/transaction.ts';
-import { recordEvent, SYSTEM_ACTOR } from './events.ts';
-
-/** The job's attempt ceiling written by the trigger; WEBHOOK_MAX_ATTEMPTS cannot exceed it. */
-export const WEBHOOK_JOB_MAX_ATTEMPTS = 20;
-/** The named queue of an organization's deliveries (the trigger writes the same name). */
-export const webhookQueueName = (organizationId: string) => `webhooks:${organizationId}`;
+import { eventActor, readEvent, recordEvent, type EventRow } from '../events/log.ts';
+import { EventTypeList } from '../events/catalogue.ts';
 /** The request of one attempt. Mutable so tests can shorten the timeout. */
 export const webhookRequestLimits = { timeoutMs: 10_000 };
 /** How old a signature's timestamp may be when a receiver checks it (`verifyWebhookSignature`). */
@@ -69,23 +69,17 @@ const WebhookUrl = z
   .url()
   .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
 
-const EventType = z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'an event type such as space_created');
-const EventTypes = z
-  .array(EventType)
-  .max(100)
-  .transform((types) => [...new Set(types)]);
-
 export const CreateWebhookInput = z.strictObject({
   /** The http(s) URL events are POSTed to. */
   url: WebhookUrl,
   /** Event types to deliver (`space_created`, …); omitted or empty: every event. */
-  eventTypes: EventTypes.optional(),
+  eventTypes: EventTypeList.optional(),
   /** False: registered but nothing is delivered. Default true. */
   active: z.boolean().optional(),
 });
 export const UpdateWebhookInput = z.strictObject({
   url: WebhookUrl.optional(),
-  eventTypes: EventTypes.optional(),
+  eventTypes: EventTypeList.optional(),
   active: z.boolean().optional(),
 });
 
@@ -171,7 +165,7 @@ export async function createWebhook(ctx: DomainContext, organizationId: string, 
     });
     // Recorded after the row exists: a webhook that subscribes to it receives its own
     // `webhook_created` first (a ping).
-    await recordEvent(tx, ctx, { type: 'webhook_created', organizationId, objectType: 'webhook', objectId: hook.id, payload: { eventTypes: hook.eventTypes, active: hook.active } });
+    await recordEvent(tx, ctx, { type: 'webhook_created', organizationId, objectId: hook.id, payload: { eventTypes: hook.eventTypes, active: hook.active } });
     return hook;
   });
   return { webhook, secret };
@@ -196,7 +190,6 @@ export async function updateWebhook(ctx: DomainContext, organizationId: string |
     await recordEvent(tx, ctx, {
       type: 'webhook_updated',
       organizationId: hook.organizationId,
-      objectType: 'webhook',
       objectId: hook.id,
       payload: { eventTypes: updated.eventTypes, active: updated.active, urlChanged: input.url !== undefined && input.url !== hook.url },
     });
@@ -229,9 +222,8 @@ export async function rotateWebhookSecret(ctx: DomainContext, organizationId: st
     await recordEvent(tx, ctx, {
       type: 'webhook_secret_rotated',
       organizationId: hook.organizationId,
-      objectType: 'webhook',
       objectId: hook.id,
-      payload: { expiresInHours: hours, previousSecretExpiresAt: expiresAt },
+      payload: { expiresInHours: hours, previousSecretExpiresAt: expiresAt?.toISOString() ?? null },
     });
     return tx.webhook.findUniqueOrThrow({ where: { id: hook.id } });
   });
@@ -260,7 +252,7 @@ export async function deleteWebhook(ctx: DomainContext, organizationId: string |
   const organization = org;
   return transaction(ctx.prisma, async (tx) => {
     const { count } = await tx.webhook.deleteMany({ where: { id, organizationId: organization } });
-    if (count) await recordEvent(tx, ctx, { type: 'webhook_deleted', organizationId: organization, objectType: 'webhook', objectId: id });
+    if (count) await recordEvent(tx, ctx, { type: 'webhook_deleted', organizationId: organization, objectId: id });
     return count > 0;
   });
 }
@@ -279,28 +271,34 @@ export async function redeliverWebhookDelivery(ctx: DomainContext, organizationI
   if (!found || found.webhook.organizationId !== org || (webhookId != null && found.webhookId !== webhookId)) throw notFound('Webhook delivery');
   if (!found.webhook.active) throw conflict('The webhook is inactive: activate it to redeliver');
   return transaction(ctx.prisma, async (tx) => {
-    const now = ctx.clock.now();
-    const delivery = await tx.webhookDelivery.create({
-      data: { id: newId('WebhookDelivery'), webhookId: found.webhookId, eventSeq: found.eventSeq, eventId: found.eventId, eventType: found.eventType, createdAt: now, nextAttemptAt: now },
-    });
-    await ctx.services.jobs.enqueue(tx, 'deliverWebhook', { deliveryId: delivery.id }, { maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS, queueName: webhookQueueName(org) });
-    return delivery;
+    const id = await createDelivery(tx, found.webhookId, found.eventSeq, ctx.clock.now());
+    return tx.webhookDelivery.findUniqueOrThrow({ where: { id } });
   });
+}
+
+/**
+ * A new delivery of event `eventSeq` to a webhook, with its job: the SQL function the fan-out
+ * trigger calls too (the one creator of deliveries). Returns its id.
+ */
+async function createDelivery(tx: Tx, webhookId: string, eventSeq: bigint, now: Date): Promise<string> {
+  const [{ id }] = await tx.$queryRaw<Array<{ id: string }>>`
+    SELECT "docgraph_webhook_delivery"(${webhookId}, ${eventSeq}::bigint, to_timestamp(${now.getTime()}::float8 / 1000) AT TIME ZONE 'UTC') AS id`;
+  return id;
 }
 
 // ------------------------------------------------------------------ the request
 
 /** The JSON body of a delivery: the event as the audit log knows it. */
-export function webhookBody(e: Event) {
+export function webhookBody(e: EventRow) {
   return {
     id: e.id,
     type: e.type,
     occurredAt: e.occurredAt.toISOString(),
     organizationId: e.organizationId,
     /** Position in the event log (increasing): lets a receiver order what it got. */
-    position: e.seq.toString(),
+    position: String(e.seq),
     object: { type: e.objectType, id: e.objectId },
-    actor: e.userId ? { type: 'user', id: e.userId, label: e.actorLabel } : { type: SYSTEM_ACTOR, id: SYSTEM_ACTOR, label: null },
+    actor: eventActor(e),
     source: e.source,
     payload: e.payload ?? {},
   };
@@ -364,9 +362,11 @@ const DeliveryPayload = z.object({ deliveryId: z.string() });
 /** The `deliverWebhook` task: one attempt of one delivery. */
 export async function deliverWebhook(payload: unknown, deps: TaskDeps): Promise<void> {
   const { deliveryId } = DeliveryPayload.parse(payload);
-  const delivery = await deps.prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { webhook: true, event: true } });
+  const delivery = await deps.prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { webhook: true } });
   // Gone with its webhook or its event (retention), or already done: nothing to send.
   if (!delivery || delivery.status !== 'pending') return;
+  const event = await readEvent(deps.prisma, delivery.eventSeq);
+  if (!event) return;
   const max = deps.config.webhooks.maxAttempts;
   const fail = (lastError: string | null) =>
     deps.prisma.webhookDelivery.updateMany({
@@ -389,7 +389,7 @@ export async function deliverWebhook(payload: unknown, deps: TaskDeps): Promise<
   if (claimed.count === 0) return;
   const attempt = delivery.attempts + 1;
 
-  const body = JSON.stringify(webhookBody(delivery.event));
+  const body = JSON.stringify(webhookBody(event));
   const timestamp = Math.floor(now.getTime() / 1000);
   let status: number | null = null;
   let error: string | null = null;
@@ -480,11 +480,7 @@ async function deferDelivery(
       data: { nextAttemptAt: until, lastError: prior ? `${reason}${LAST_ATTEMPT}${prior}`.slice(0, 1000) : reason },
     });
     if (count === 0) return;
-    await deps.services.jobs.enqueue(tx, 'deliverWebhook', { deliveryId: delivery.id }, {
-      maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS,
-      queueName: webhookQueueName(delivery.webhook.organizationId),
-      delayMs: until.getTime() - now.getTime(),
-    });
+    await tx.$executeRaw`SELECT "docgraph_webhook_enqueue"(${delivery.id}, ${delivery.webhook.organizationId}, ${until.getTime() - now.getTime()}::float8)`;
   });
 }
 

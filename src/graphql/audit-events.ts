@@ -1,10 +1,21 @@
-// The organization audit log on the event log (domain/events.ts): the AuditEvent node,
-// Organization.auditEvents and the auditEvent query. Organization admins only.
+// The organization audit log on the event log (src/events/log.ts, domain/events.ts): the
+// AuditEvent node, Organization.auditEvents and the auditEvent query (organization admins only),
+// and the `EventType` enum: the event catalogue (src/events/catalogue.ts) with its descriptions.
 import { builder } from './builder.ts';
 import { dropUndefined } from './common.ts';
 import { keysetConnection } from './cursors.ts';
-import { AUDIT_EVENT_ORDER, AUDIT_SOURCE, SYSTEM_ACTOR, auditEventWhere, canReadAuditEvent, getAuditEvent, requireAuditRead } from '../domain/events.ts';
+import { AUDIT_EVENT_ORDER, AUDIT_SOURCE, auditEventWhere, canReadAuditEvent, getAuditEvent, requireAuditRead } from '../domain/events.ts';
+import { eventActor } from '../events/log.ts';
+import { EVENTS, type EventType } from '../events/catalogue.ts';
 import { notFound } from '../lib/errors.ts';
+
+/** The event catalogue as a GraphQL enum: the values are the catalogue's names, unchanged on the wire. */
+export const EventTypeEnum = builder.enumType('EventType', {
+  description: 'What happened: a type of the event catalogue (the audit log’s `action`, a live event’s `type`, what a webhook subscribes to).',
+  values: Object.fromEntries(
+    Object.entries(EVENTS).map(([name, e]) => [name, { value: name, description: `${e.description} (Object: \`${e.object}\`.)`, ...('deprecated' in e ? { deprecationReason: e.deprecated as string } : {}) }]),
+  ) as Record<EventType, { value: EventType; description: string }>,
+});
 
 const EntryPointEnum = builder.enumType('AuditEventEntryPoint', {
   description: 'The API or process a change came through.',
@@ -52,7 +63,7 @@ export const AuditEventRef = builder.prismaNode('Event', {
   // node(id:) answers only for admins of the event's organization.
   findUnique: async (id, ctx) => ({ id: (await canReadAuditEvent(ctx, id)) ? id : '' }),
   fields: (t) => ({
-    action: t.exposeString('type', { description: 'What happened: `space_created`, `space_content_updated`, `change_request_merged`, `site_published`, …' }),
+    action: t.field({ type: EventTypeEnum, description: 'What happened: `space_created`, `space_content_updated`, `change_request_merged`, `site_published`, … (the event catalogue).', select: { type: true }, resolve: (e) => e.type as EventType }),
     occurredAt: t.expose('occurredAt', { type: 'DateTime', description: 'When the change was made.' }),
     organizationId: t.exposeString('organizationId', { description: 'The organization the change belongs to.' }),
     position: t.string({
@@ -64,7 +75,7 @@ export const AuditEventRef = builder.prismaNode('Event', {
       type: AuditEventActor,
       description: 'Who made the change.',
       select: { userId: true, actorLabel: true },
-      resolve: (e) => (e.userId ? { type: 'user', id: e.userId, label: e.actorLabel } : { type: SYSTEM_ACTOR, id: SYSTEM_ACTOR, label: null }),
+      resolve: (e) => eventActor(e),
     }),
     tokenId: t.exposeString('tokenId', { nullable: true, description: 'The API token the change was made with; null for the system.' }),
     entryPoint: t.field({ type: EntryPointEnum, description: 'The API or process the change came through.', select: { source: true }, resolve: (e) => e.source }),

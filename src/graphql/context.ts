@@ -3,18 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Access, type Viewer } from '../auth/access.ts';
 import type { DomainContext } from '../domain/context.ts';
-
-/** What a GraphQL subscription request carries (src/http/live-sse.ts, src/graphql/subscriptions.ts). */
-export type LiveRequest = {
-  /** The `Last-Event-ID` header of a reconnecting event stream: replay the log after this seq. */
-  lastEventId?: number;
-  /** The caller's token checked again (revoked → null): before every delivered event. */
-  revalidate(): Promise<Viewer | null>;
-  /** The caller's token id and client IP: the feed's caps per token and per address. */
-  owner: { tokenId: string; ip: string };
-  /** The log position of the event being sent: the event stream writes it as `id:`. */
-  seq: number | undefined;
-};
+import type { LiveRequest } from '../events/stream.ts';
 
 /** What this request was charged against its token's rate limit (src/http/rate-limit.ts). */
 export type RateLimitCharge = { cost: number; limit: number; remaining: number; resetAt: number };

@@ -1,213 +1,65 @@
 // Live updates: GraphQL subscriptions fed by the event log (README "Live updates").
 //
 // Each field checks access like its query twin before anything streams (NOT_FOUND for an object
-// the caller cannot see), then joins the process's event feed (src/live/feed.ts) with a filter on
-// the log's rows. Before every delivery the caller is checked again from scratch: the token (a
-// revoked one ends the stream) and the object's visibility by the query's rules (a removed
-// member, a deleted object: the stream ends, with nothing sent about the event). A reconnect
-// (`Last-Event-ID: <seq>`, or the `after` argument) first replays the log after that seq, with
-// the same filter and checks, then goes live: no event lost, none twice.
-//
-// Quiet streams are checked too: every keep-alive interval (`SSE_KEEPALIVE_MS`) each stream checks
-// its token and the subscribe-time access again (`Spec.check`), so a revoked token or a removed
-// member ends the stream within one interval even when nothing happens. A resume point beyond the
-// log's end (a seq this server never sent) is a BAD_REQUEST naming `after` or `Last-Event-ID`:
-// such a stream would otherwise wait, silently, for the log to catch up with it.
+// the caller cannot see), then opens an event stream (src/events/stream.ts) with its spec: the
+// organization, which rows of its log it wants, what one event delivers (loaded again with the
+// caller's access before every delivery) and the access to check again at every keep-alive. The
+// stream does the rest: replay after `after` / `Last-Event-ID`, the live feed, the re-checks.
 import { builder } from './builder.ts';
-import type { Context } from './context.ts';
+import { renewContext, type Context } from './context.ts';
 import { SiteRef, authorize } from './sites.ts';
 import { SpaceRef } from './spaces.ts';
 import { ChangeRequestRef } from './change-requests.ts';
 import { CommentRef, CommentReplyRef } from './comments.ts';
 import { ImportJobRef } from './content.ts';
-import { Access } from '../auth/access.ts';
-import type { ChangeRequest, Comment, Event, ImportJob, Site, Space } from '../generated/prisma/client.ts';
-import { AppError, badRequest, isDatabaseUnavailable } from '../lib/errors.ts';
+import { EventTypeEnum } from './audit-events.ts';
+import type { ChangeRequest, Comment, ImportJob, Site, Space } from '../generated/prisma/client.ts';
 import { resolveChangeRequest } from '../domain/change-requests.ts';
 import { resolveScope } from '../domain/comments.ts';
 import { getImportJob } from '../domain/imports.ts';
-import type { LiveEventRow, LiveSubscription } from '../live/feed.ts';
+import { requireSpaceById } from '../domain/spaces.ts';
+import type { EventRow } from '../events/log.ts';
+import type { EventType } from '../events/catalogue.ts';
+import { openStream, resumePoint as streamResumePoint, type Delivery, type StreamSpec } from '../events/stream.ts';
 import { issueSubscriptionTicket } from '../auth/subscription-tickets.ts';
 import { transaction } from '../db/transaction.ts';
-
-/** Rows per page of a replay. */
-const REPLAY_PAGE = 200;
 
 /** Object types of a site's structure events (their payload names the site). */
 const STRUCTURE_TYPES = new Set(['site_section', 'site_section_group', 'site_space']);
 
-type Spec<T> = {
-  organizationId: string;
-  /** Which rows of the organization's log this subscription wants. */
-  match: (row: LiveEventRow) => boolean;
-  /**
-   * What one event delivers, loaded with the caller's access checked again (the context's viewer
-   * and access are fresh). An AppError (NOT_FOUND, FORBIDDEN…) ends the stream quietly.
-   */
-  load: (ctx: Context, row: LiveEventRow) => Promise<T>;
-  /** The subscribe-time access check, run again on the keep-alive timer: throws when access is gone. */
-  check: (ctx: Context) => Promise<unknown>;
-  /** True after the last event worth waiting for (a finished import): the stream completes. */
-  last?: (payload: T) => boolean;
-};
-
-type Delivery<T> = T & { event: LiveEventRow };
-
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
-function eventFromRecord(e: Event): LiveEventRow {
-  return {
-    seq: Number(e.seq),
-    id: e.id,
-    type: e.type,
-    occurredAt: e.occurredAt,
-    organizationId: e.organizationId,
-    userId: e.userId,
-    tokenId: e.tokenId,
-    objectType: e.objectType,
-    objectId: e.objectId,
-    payload: (e.payload ?? {}) as Record<string, unknown>,
-  };
-}
+/** The resume point of this request's subscription (`after`, or the transport's `Last-Event-ID`). */
+const resumePoint = (ctx: Context, after: string | null | undefined) => streamResumePoint(ctx.prisma, ctx.live, after);
 
 /**
- * `after` argument or `Last-Event-ID` header: the later of the two. Either beyond the log's end
- * (the event sequence's last value: every seq ever sent is at most that, whatever retention has
- * deleted since) is refused naming it.
+ * The stream of `spec` for this request. Before a delivery the caller is renewed on the request's
+ * own context (graphql-js resolves the delivered value with it): token, access and loaders from
+ * scratch; the keep-alive check gets a context of its own.
  */
-async function resumePoint(ctx: Context, after: string | null | undefined): Promise<number | undefined> {
-  if (after != null && !/^\d{1,18}$/.test(after)) throw badRequest('after', 'must be the seq of an event (digits), as sent in an event stream’s `id:`');
-  const given: Array<[string, number]> = [];
-  if (after != null) given.push(['after', Number(after)]);
-  if (ctx.live?.lastEventId !== undefined) given.push(['Last-Event-ID', ctx.live.lastEventId]);
-  if (!given.length) return undefined;
-  const [{ last }] = await ctx.prisma.$queryRaw<Array<{ last: bigint }>>`SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('"Event"', 'seq')::regclass), 0) AS last`;
-  for (const [field, seq] of given) {
-    if (seq > Number(last)) throw badRequest(field, `is beyond the end of the event log (its last seq is ${last}): resume from a seq this server sent, or subscribe without it to start now`);
-  }
-  return Math.max(...given.map(([, seq]) => seq));
-}
-
-/** The caller again, from scratch: false when the token no longer works. */
-async function refresh(ctx: Context): Promise<boolean> {
-  const viewer = ctx.live ? await ctx.live.revalidate() : ctx.viewer;
-  if (!viewer) return false;
-  ctx.viewer = viewer;
-  ctx.access = new Access(ctx.prisma, viewer);
-  ctx.loaders = new Map();
-  return true;
-}
-
-/**
- * Join the feed now (so nothing committed after this call is missed) and answer the stream:
- * the log's replay after `after`, then live rows, each checked and loaded by `spec`.
- */
-async function liveStream<T>(ctx: Context, spec: Spec<T>, after: number | undefined): Promise<AsyncIterableIterator<Delivery<T>>> {
-  const feed = ctx.services.live;
-  if (!feed) throw new AppError('SERVICE_UNAVAILABLE', 'Live updates are not available on this server');
-  const sub: LiveSubscription = await feed.subscribe(spec.organizationId, spec.match, ctx.live?.owner);
-  let last = after ?? sub.horizon;
-  /** Set when the keep-alive check found the token or the access gone. */
-  let revoked = false;
-
-  /** One delivery, or null when the caller lost access (the stream ends). */
-  async function deliver(row: LiveEventRow): Promise<Delivery<T> | null> {
-    if (!(await refresh(ctx))) return null;
-    try {
-      return { ...(await spec.load(ctx, row)), event: row };
-    } catch (err) {
-      if (err instanceof AppError && err.code !== 'SERVICE_UNAVAILABLE') return null;
-      throw err;
-    }
-  }
-
-  /**
-   * The keep-alive check: the token and the subscribe-time access again, on a context of its own
-   * (a delivery may be using the stream's). Gone → the stream ends (`sub.close()` wakes it). A
-   * database that cannot answer ends nothing: the next check, or delivery, decides.
-   */
-  let timer: NodeJS.Timeout | undefined;
-  let checksStopped = false;
-  const stopChecks = () => {
-    checksStopped = true;
-    clearTimeout(timer);
-  };
-  // Each wait is at most one interval, jittered down to 80% of it, so streams opened in a burst
-  // (clients reconnecting after a restart) do not all check in the same instant.
-  const scheduleCheck = () => {
-    if (checksStopped) return;
-    timer = setTimeout(check, ctx.config.live.keepAliveMs * (0.8 + 0.2 * Math.random()));
-    timer.unref();
-  };
-  async function check() {
-    try {
-      const viewer = ctx.live ? await ctx.live.revalidate() : ctx.viewer;
-      if (viewer) await spec.check({ ...ctx, viewer, access: new Access(ctx.prisma, viewer), loaders: new Map() });
-      else revoked = true;
-    } catch (err) {
-      if (err instanceof AppError && err.code !== 'SERVICE_UNAVAILABLE') revoked = true;
-      else if (isDatabaseUnavailable(err)) ctx.log.debug({ err }, 'live: a stream’s access re-check could not reach the database; trying again at the next');
-      else ctx.log.error({ err }, 'live: a stream’s access re-check failed');
-    }
-    if (revoked) return sub.close();
-    scheduleCheck();
-  }
-  scheduleCheck();
-
-  async function* run(): AsyncGenerator<Delivery<T>> {
-    try {
-      // A reconnect: what the client missed, from the log, up to where the feed took over.
-      while (last < sub.horizon) {
-        const page = await ctx.prisma.event.findMany({
-          where: { organizationId: spec.organizationId, seq: { gt: BigInt(last), lte: BigInt(sub.horizon) } },
-          orderBy: { seq: 'asc' },
-          take: REPLAY_PAGE,
-        });
-        if (!page.length) break;
-        for (const record of page) {
-          if (revoked) return;
-          const row = eventFromRecord(record);
-          last = row.seq;
-          if (!spec.match(row)) continue;
-          const out = await deliver(row);
-          if (!out) return;
-          if (ctx.live) ctx.live.seq = row.seq;
-          yield out;
-          if (spec.last?.(out)) return;
-        }
-        if (page.length < REPLAY_PAGE) break;
-      }
-      for (;;) {
-        const row = await sub.next();
-        if (!row || revoked) return;
-        if (row.seq <= last) continue;
-        last = row.seq;
-        const out = await deliver(row);
-        if (!out) return;
-        if (ctx.live) ctx.live.seq = row.seq;
-        yield out;
-        if (spec.last?.(out)) return;
-      }
-    } finally {
-      stopChecks();
-      sub.close();
-    }
-  }
-
-  const it = run();
-  // Closing the feed subscription first also wakes a generator waiting for its next row.
-  const iterator: AsyncIterableIterator<Delivery<T>> = {
-    next: () => it.next(),
-    return: (value?: unknown) => (stopChecks(), sub.close(), it.return(value as never)),
-    throw: (err?: unknown) => (stopChecks(), sub.close(), it.throw(err)),
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
+function liveStream<T>(ctx: Context, spec: StreamSpec<Context, T>, after: number | undefined) {
+  return openStream<Context, T>(
+    {
+      feed: ctx.services.live,
+      db: ctx.prisma,
+      log: ctx.log,
+      keepAliveMs: ctx.config.live.keepAliveMs,
+      live: ctx.live,
+      renew: async (purpose) => {
+        const viewer = ctx.live ? await ctx.live.revalidate() : ctx.viewer;
+        if (!viewer) return null;
+        // A check runs on a copy; a delivery renews the stream's own context (its resolvers read it).
+        return renewContext(purpose === 'check' ? { ...ctx } : ctx, viewer);
+      },
+    },
+    spec,
+    after,
+  );
 }
 
 // ------------------------------------------------------------------ types
 
-const LiveEventRef = builder.objectRef<LiveEventRow>('LiveEvent').implement({
+const LiveEventRef = builder.objectRef<EventRow>('LiveEvent').implement({
   description: 'An entry of the event log behind a live update: what changed, when, in log order.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The event’s id (a UUID; the audit log’s event id).', deprecationReason: 'Not this object\'s own id (client caches key objects by `id`): use `eventId`.' }),
@@ -216,7 +68,7 @@ const LiveEventRef = builder.objectRef<LiveEventRow>('LiveEvent').implement({
       description: 'Position in the event log (increasing). Event streams send it as `id:`; reconnect with `Last-Event-ID` (or `after`) set to it to resume.',
       resolve: (e) => String(e.seq),
     }),
-    type: t.exposeString('type', { description: 'What happened: `site_section_created`, `space_content_updated`, `comment_posted`, `import_completed`, …' }),
+    type: t.field({ type: EventTypeEnum, description: 'What happened: `site_section_created`, `space_content_updated`, `comment_posted`, `import_completed`, … (the event catalogue).', resolve: (e) => e.type as EventType }),
     occurredAt: t.field({ type: 'DateTime', description: 'When the change committed its transaction (its clock).', resolve: (e) => e.occurredAt }),
     objectType: t.exposeString('objectType', { description: 'The kind of object changed: `site`, `site_section`, `space`, `change_request`, `comment`, `comment_reply`, `import`, …' }),
     objectId: t.exposeString('objectId', { description: 'The changed object’s id.' }),
@@ -279,13 +131,6 @@ builder.subscriptionType({
 const afterArg = (t: PothosSchemaTypes.SubscriptionFieldBuilder<any, any>) =>
   t.arg.string({ description: 'Resume after this event (`LiveEvent.seq`, the stream’s `id:`): the log’s later events come first. The `Last-Event-ID` header does the same. A seq beyond the end of the log is a BAD_REQUEST naming it.' });
 
-/** Track a Space's id and organization (for the checks and the feed filter). */
-async function requireReadableSpace(ctx: Context, spaceId: string): Promise<Space> {
-  const space = await ctx.prisma.space.findUnique({ where: { id: spaceId } });
-  await ctx.access.requireSpace(space, 'space:read');
-  return space!;
-}
-
 builder.subscriptionFields((t) => ({
   siteStructureChanged: t.field({
     type: SiteStructureChangeRef,
@@ -321,14 +166,14 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, args, ctx) => {
       const spaceId = String(args.spaceId);
       const after = await resumePoint(ctx, args.after);
-      const space = await requireReadableSpace(ctx, spaceId);
+      const space = await requireSpaceById(ctx, spaceId);
       return liveStream(
         ctx,
         {
           organizationId: space.organizationId,
           match: (e) => e.type === 'space_content_updated' && e.objectId === spaceId,
-          load: async (c) => ({ space: await requireReadableSpace(c, spaceId) }),
-          check: (c) => requireReadableSpace(c, spaceId),
+          load: async (c) => ({ space: await requireSpaceById(c, spaceId) }),
+          check: (c) => requireSpaceById(c, spaceId),
         },
         after,
       );
@@ -352,14 +197,14 @@ builder.subscriptionFields((t) => ({
         const resolved = await resolveChangeRequest(ctx, spaceId, args.changeRequestId);
         crId = resolved.changeRequest.id;
         space = resolved.space;
-      } else space = await requireReadableSpace(ctx, spaceId);
+      } else space = await requireSpaceById(ctx, spaceId);
       return liveStream(
         ctx,
         {
           organizationId: space.organizationId,
           match: (e) => e.objectType === 'change_request' && e.payload.spaceId === spaceId && (crId === undefined || e.objectId === crId),
           load: async (c, e) => ({ changeRequest: (await resolveChangeRequest(c, spaceId, e.objectId)).changeRequest }),
-          check: (c) => (crId ? resolveChangeRequest(c, spaceId, crId) : requireReadableSpace(c, spaceId)),
+          check: (c) => (crId ? resolveChangeRequest(c, spaceId, crId) : requireSpaceById(c, spaceId)),
         },
         after,
       );

@@ -41,7 +41,7 @@ export const WebhookRef = builder.prismaNode('Webhook', {
   fields: (t) => ({
     organizationId: t.exposeString('organizationId', { description: 'The organization whose events it receives.' }),
     url: t.exposeString('url'),
-    eventTypes: t.exposeStringList('eventTypes'),
+    eventTypes: t.exposeStringList('eventTypes', { description: 'Event types it receives (names of `EventType`); empty: every event.' }),
     active: t.exposeBoolean('active'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
@@ -164,7 +164,7 @@ const CreateWebhookInput = builder.inputType('CreateWebhookInput', {
   fields: (t) => ({
     organizationId: t.id({ required: true, description: 'Organization (`org_…`).' }),
     url: t.string({ required: true, description: 'The http(s) URL events are POSTed to (max 2048); private and loopback addresses are refused unless WEBHOOK_ALLOW_PRIVATE.' }),
-    eventTypes: t.stringList({ description: 'Event types to deliver (`space_created`, …; at most 100); omitted or empty: every event.' }),
+    eventTypes: t.stringList({ description: 'Event types to deliver: names of `EventType` (`space_created`, …; at most 100; an unknown name is a BAD_REQUEST naming `eventTypes.<index>`); omitted or empty: every event.' }),
     active: t.boolean({ description: 'False: registered, but nothing is delivered. Default true.' }),
   }),
 });
@@ -175,7 +175,7 @@ const UpdateWebhookInput = builder.inputType('UpdateWebhookInput', {
     organizationId: t.id({ description: OWN_ORGANIZATION_ID }),
     id: t.id({ required: true, description: 'Webhook to change (`wh_…`).' }),
     url: t.string({ description: 'The http(s) URL events are POSTed to.' }),
-    eventTypes: t.stringList({ description: 'Event types to deliver; empty: every event.' }),
+    eventTypes: t.stringList({ description: 'Event types to deliver: names of `EventType` (an unknown name is a BAD_REQUEST naming `eventTypes.<index>`); empty: every event.' }),
     active: t.boolean({ description: 'False: nothing is delivered, and pending deliveries fail.' }),
   }),
 });

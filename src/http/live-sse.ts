@@ -3,7 +3,8 @@
 // plugin replaces it for event streams (a subscription answered to `Accept: text/event-stream`)
 // with one that also writes:
 // - `id: <seq>` before every event that comes from the event log (the log position, which a
-//   reconnect sends back as `Last-Event-ID` to replay what it missed: src/graphql/subscriptions.ts);
+//   reconnect sends back as `Last-Event-ID` to replay what it missed), as the stream engine hands
+//   it over with the result it yielded (`takeSentSeq`, src/events/stream.ts);
 // - a `:` comment every `keepAliveMs` so proxies keep an idle stream open;
 // - on a failure mid-stream (a subscriber too slow for its queue, the database gone), a last
 //   `next` event with the error, then `complete`, instead of a cut connection.
@@ -11,9 +12,9 @@
 // fetcher reads.
 import type { Plugin } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
-import type { LiveRequest } from '../graphql/context.ts';
+import { takeSentSeq, type LiveRequest } from '../events/stream.ts';
 
-/** The per-request state the subscription resolvers and the processor share (by request). */
+/** Each request's subscription state (its `Last-Event-ID`, its caller's re-check), made with its context. */
 const states = new WeakMap<Request, LiveRequest>();
 
 /** The live state of a GraphQL request: created with its context (server.ts). */
@@ -22,7 +23,7 @@ export function liveRequestFor(request: Request, revalidate: LiveRequest['revali
   if (!state) {
     const header = request.headers.get('last-event-id');
     const lastEventId = header !== null && /^\d{1,18}$/.test(header.trim()) ? Number(header.trim()) : undefined;
-    state = { lastEventId, revalidate, owner, seq: undefined };
+    state = { lastEventId, revalidate, owner };
     states.set(request, state);
   }
   return state;
@@ -94,8 +95,7 @@ export function useLiveEventStream(opts: { keepAliveMs: number }): Plugin {
             try {
               const step = await iterator.next();
               if (step.value != null) {
-                const seq = state?.seq;
-                if (state) state.seq = undefined;
+                const seq = takeSentSeq(state);
                 text += `${seq !== undefined ? `id: ${seq}\n` : ''}event: next\ndata: ${stringifyResult(step.value)}\n\n`;
               }
               if (step.done) finished = true;

@@ -168,7 +168,6 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
             lastEventId: undefined,
             revalidate: () => deps.viewerForToken(conn.token),
             owner: { tokenId: viewer.tokenId, ip: conn.ip },
-            seq: undefined,
           },
         };
         // The rate limit: a subscription 1 point (like an event stream), anything else its cost.

@@ -1,6 +1,6 @@
-// The live event feed: one per process. It follows the event log ("Event", src/domain/events.ts)
-// and hands each new row, in `seq` order, to the subscriptions of this process that want it
-// (GraphQL subscriptions, src/graphql/subscriptions.ts).
+// The live event feed: one per process. It follows the event log ("Event", log.ts) and hands each
+// new row, in `seq` order, to the subscriptions of this process that want it (the streams of
+// stream.ts, which GraphQL subscriptions open: src/graphql/subscriptions.ts).
 //
 // How it learns of new rows: a dedicated connection LISTENs on `docgraph_events` (the trigger of
 // migration 20261124120000_events notifies at commit, on every process); each notice, a reconnect
@@ -27,6 +27,7 @@ import type pg from 'pg';
 import { ListenConnection, type ListenHealth } from '../db/listen.ts';
 import type { Logger } from 'pino';
 import { AppError, RETRY_AFTER_SECONDS, rateLimited, serviceUnavailable } from '../lib/errors.ts';
+import { eventRowsSql, toEventRow, type EventRow, type RawEventRow } from './log.ts';
 
 export const EVENTS_CHANNEL = 'docgraph_events';
 /** Rows per read; a full page reads again at once. */
@@ -40,19 +41,6 @@ const MAX_GAPS = 10_000;
 /** At start-up, seqs this far back are checked for gaps (transactions in flight at start). */
 const START_WINDOW = 1000;
 
-/** One row of the event log, as the feed reads it. */
-export type LiveEventRow = {
-  seq: number;
-  id: string;
-  type: string;
-  occurredAt: Date;
-  organizationId: string;
-  userId: string | null;
-  tokenId: string | null;
-  objectType: string;
-  objectId: string;
-  payload: Record<string, unknown>;
-};
 
 export type FeedOptions = {
   maxSubscriptions: number;
@@ -67,20 +55,14 @@ export type FeedOptions = {
   pollMs?: number;
 };
 
-type RawRow = Omit<LiveEventRow, 'occurredAt' | 'seq'> & { seq: number | string; occurredAt: number };
-
-const toRow = (r: RawRow): LiveEventRow => ({ ...r, seq: Number(r.seq), occurredAt: new Date(Number(r.occurredAt)), payload: r.payload ?? {} });
-
-/** The columns the feed reads (occurredAt in epoch ms: TIMESTAMP(3) is UTC). */
-const EVENT_COLUMNS = `"seq", "id", "type", floor(extract(epoch FROM "occurredAt") * 1000) AS "occurredAt", "organizationId", "userId", "tokenId", "objectType", "objectId", "payload"`;
 
 /** Who holds a subscription, for the caps per token and per client IP. */
 export type SubscriptionOwner = { tokenId: string; ip: string };
 
 /** A subscriber's view of the feed: rows in order, `null` when the feed ended it (shutdown). */
 export class LiveSubscription {
-  private queue: LiveEventRow[] = [];
-  private waiter?: { resolve: (row: LiveEventRow | null) => void; reject: (err: unknown) => void };
+  private queue: EventRow[] = [];
+  private waiter?: { resolve: (row: EventRow | null) => void; reject: (err: unknown) => void };
   private ended = false;
   private error?: AppError;
 
@@ -88,14 +70,14 @@ export class LiveSubscription {
     /** Every row with seq ≤ horizon was settled when this subscription started: live rows are above it. */
     readonly horizon: number,
     readonly organizationId: string,
-    readonly match: (row: LiveEventRow) => boolean,
+    readonly match: (row: EventRow) => boolean,
     private readonly queueLength: number,
     private readonly onClose: (s: LiveSubscription) => void,
     readonly owner?: SubscriptionOwner,
   ) {}
 
   /** @internal the feed's delivery. */
-  push(row: LiveEventRow) {
+  push(row: EventRow) {
     if (this.ended) return;
     if (this.waiter) {
       const w = this.waiter;
@@ -132,7 +114,7 @@ export class LiveSubscription {
   }
 
   /** The next row (waits), or null when ended. Rejects when the subscription failed. */
-  next(): Promise<LiveEventRow | null> {
+  next(): Promise<EventRow | null> {
     const row = this.queue.shift();
     if (row) return Promise.resolve(row);
     if (this.error) return Promise.reject(this.error);
@@ -178,7 +160,7 @@ export class EventFeed {
   private horizon = 0;
   private readonly gaps = new Map<number, Gap>();
   /** Rows read but above the lowest open gap, in seq order. */
-  private held: LiveEventRow[] = [];
+  private held: EventRow[] = [];
   private readonly byOrg = new Map<string, Set<LiveSubscription>>();
   private count = 0;
   private readonly perToken = new Map<string, number>();
@@ -279,15 +261,14 @@ export class EventFeed {
   private async read(client: pg.Client): Promise<boolean> {
     const gaps = [...this.gaps.keys()];
     this.reads++;
-    const { rows } = await client.query<{ xip: string[]; rows: RawRow[] }>(
+    const { rows } = await client.query<{ xip: string[]; rows: RawEventRow[] }>(
       `SELECT (SELECT coalesce(array_agg(x::text), '{}') FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS xip,
-              (SELECT coalesce(json_agg(e ORDER BY e."seq"), '[]'::json) FROM (
-                 SELECT ${EVENT_COLUMNS} FROM "Event" WHERE "seq" > $1 OR "seq" = ANY($2::bigint[]) ORDER BY "seq" LIMIT ${READ_LIMIT}) e) AS rows`,
+              (${eventRowsSql(`"seq" > $1 OR "seq" = ANY($2::bigint[])`, READ_LIMIT)}) AS rows`,
       [this.high, gaps],
     );
     const xip = new Set(rows[0].xip);
     const now = Date.now();
-    const found = rows[0].rows.map(toRow);
+    const found = rows[0].rows.map(toEventRow);
     for (const row of found) {
       if (this.gaps.delete(row.seq)) {
         this.hold(row);
@@ -306,7 +287,7 @@ export class EventFeed {
     return found.length === READ_LIMIT;
   }
 
-  private hold(row: LiveEventRow) {
+  private hold(row: EventRow) {
     let i = this.held.length;
     while (i > 0 && this.held[i - 1].seq > row.seq) i--;
     this.held.splice(i, 0, row);
@@ -329,7 +310,7 @@ export class EventFeed {
     this.horizon = lowest === Infinity ? this.high : Math.min(this.high, lowest - 1);
   }
 
-  private dispatch(row: LiveEventRow) {
+  private dispatch(row: EventRow) {
     const subs = this.byOrg.get(row.organizationId);
     if (!subs) return;
     for (const s of [...subs]) {
@@ -345,9 +326,9 @@ export class EventFeed {
 
   /**
    * A new subscription to an organization's rows that `match`. Its `horizon` is the feed's position
-   * now: rows above it arrive through `next()`; rows up to it are in the log (`readLog`).
+   * now: rows above it arrive through `next()`; rows up to it are in the log (`readEvents`, log.ts).
    */
-  async subscribe(organizationId: string, match: (row: LiveEventRow) => boolean, owner?: SubscriptionOwner): Promise<LiveSubscription> {
+  async subscribe(organizationId: string, match: (row: EventRow) => boolean, owner?: SubscriptionOwner): Promise<LiveSubscription> {
     this.admit(owner);
     await this.ensureStarted();
     // Again after the wait: concurrent subscribes all passed the first check.
