@@ -352,17 +352,38 @@ async function pagesWithBodies(ctx: Context, revision: RevisionRow, info: GraphQ
     const m = new Map(rows.map((r) => [r.id, Number(r.bytes ?? 0)]));
     return ids.map((id) => m.get(id) ?? 0);
   }).load(revision.id);
-  // Counted once per revision and request, against one total for the request.
+  requireBodiesFit(ctx, revision.id, bytes);
+  return readerContent(ctx, revision, { withMarkdown: true });
+}
+
+/**
+ * Count `bytes` of bodies under `key` (once per key and request) against the request's total
+ * (`PAGE_LIST_BODIES_MB`): a 400 above it, before any body loads.
+ */
+function requireBodiesFit(ctx: Context, key: string, bytes: number) {
   const counted = (ctx.loaders.get('revision.bodyBytes.counted') as Map<string, number> | undefined) ?? new Map<string, number>();
   ctx.loaders.set('revision.bodyBytes.counted', counted);
-  counted.set(revision.id, bytes);
+  counted.set(key, bytes);
   const total = [...counted.values()].reduce((a, b) => a + b, 0);
   const max = ctx.config.pageListBodiesMaxBytes;
   if (total > max) {
     const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
     throw badRequest('', `The pages' bodies total ${mib(total)}, more than one answer carries (${mib(max)}): list the pages without bodies (GraphQL), or read them one at a time (GET …/content/page/{pageId})`);
   }
-  return readerContent(ctx, revision, { withMarkdown: true });
+}
+
+/**
+ * A page's descendants; with bodies selected, their bodies are measured first (one statement,
+ * sizes only) and bounded with the request's other listed bodies (`requireBodiesFit`): the page
+ * read of a root page nests its whole subtree, bodies included, as the contract's page does.
+ */
+async function descendantsWithBodies(ctx: Context, page: ContentPage, info: GraphQLResolveInfo): Promise<ContentPage[]> {
+  const pages = descendantsOf(page);
+  if (pages.length === 0 || page.content.withMarkdown || !selectsPageContent(info)) return pages;
+  const [row] = await ctx.prisma.$queryRaw<Array<{ bytes: bigint | number | null }>>`
+    SELECT coalesce(sum(octet_length(markdown)), 0)::bigint AS bytes FROM "PageVersion" WHERE id = ANY(${pages.map((p) => p.version.id)}::text[])`;
+  requireBodiesFit(ctx, `${page.content.revision.id}:${page.id}:descendants`, Number(row?.bytes ?? 0));
+  return pages;
 }
 
 // ------------------------------------------------------------------ a published reader's pages
@@ -590,7 +611,11 @@ RevisionPageRef.implement({
       complexity: { field: 1, multiplier: 1 },
       resolve: (p) => p.children,
     }),
-    descendants: t.field({ type: [RevisionPageRef], description: 'Every page below this one, pre-order (parents first).', resolve: (p) => descendantsOf(p) }),
+    descendants: t.field({
+      type: [RevisionPageRef],
+      description: 'Every page below this one, pre-order (parents first). With bodies selected, bounded by the server\'s PAGE_LIST_BODIES_MB (a BAD_REQUEST above it).',
+      resolve: (p, _a, ctx, info) => descendantsWithBodies(ctx, p, info),
+    }),
     links: t.connection(
       {
         type: ContentLinkRef,
