@@ -265,9 +265,10 @@ for (const op of OPS) {
   lines.push(`| ${op} | ${cells.join(' | ')} | ${fmt(exponent(per.map((p) => [p.n, p.ms])), 2)} | ${fmt(exponent(per.map((p) => [p.n, p.rows])), 2)} |`);
 }
 process.stdout.write(`${lines.join('\n')}\n`);
-const out = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}-growth.md`);
+const out = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}-growth.json`);
 fs.mkdirSync(path.dirname(out), { recursive: true });
-fs.writeFileSync(out, `${lines.join('\n')}\n`);
+const raw = Object.fromEntries([...results].map(([op, m]) => [op, Object.fromEntries(m)]));
+fs.writeFileSync(out, JSON.stringify({ sizes: SIZES, reps: REPS, pgStatStatements: !!stats, table: lines, samples: raw }, null, 2));
 log(`written to ${out}`);
 
 stopCounting();
