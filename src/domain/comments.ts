@@ -13,7 +13,7 @@ import { newId } from '../lib/ids.ts';
 import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { InvalidDocumentError } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, parseMarkdownFor, refusalError } from '../lib/markdown-pool.ts';
-import { loadRevision } from './revisions.ts';
+import { loadRevisionTree } from './revisions.ts';
 import { transaction } from '../db/transaction.ts';
 import { recordEvent, type EventInput } from '../events/log.ts';
 
@@ -120,8 +120,7 @@ export async function postComment(ctx: DomainContext, scope: CommentScope, raw: 
   const body = await bodyContent(input.body, 'body');
   let pageVersionId: string | null = null;
   if (input.page) {
-    const rev = await loadRevision(ctx.prisma, scope.revisionId);
-    const node = findNode(rev.tree, input.page);
+    const node = findNode(await loadRevisionTree(ctx.prisma, scope.revisionId), input.page);
     if (!node) throw badRequest('page', 'no such page in this content');
     pageVersionId = node.v;
   }

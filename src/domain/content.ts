@@ -50,12 +50,14 @@ export type RevisionContent = {
   fileIds: Set<string>;
   /** True when page rows carry their markdown. */
   withMarkdown: boolean;
+  /** True when page rows carry their stored links (with markdown, or alone: `links` loads no bodies). */
+  withLinks: boolean;
   /** Set on a reader's view (`contentForReader`): the claims its pages were filtered by; conditions are not shown. */
   reader?: { claims: Record<string, unknown> };
 };
 
 /** Assemble a revision's pages from its tree index and the page-version rows it points at. */
-export function buildRevisionContent(revision: RevisionRow, versions: Map<string, PageVersionRow>, withMarkdown: boolean): RevisionContent {
+export function buildRevisionContent(revision: RevisionRow, versions: Map<string, PageVersionRow>, withMarkdown: boolean, withLinks = withMarkdown): RevisionContent {
   const content: RevisionContent = {
     revision,
     roots: [],
@@ -64,6 +66,7 @@ export function buildRevisionContent(revision: RevisionRow, versions: Map<string
     byPath: new Map(),
     fileIds: new Set(revision.fileIds),
     withMarkdown,
+    withLinks: withLinks || withMarkdown,
   };
   const visit = (nodes: TreeNode[], parent: ContentPage | null, out: ContentPage[]) => {
     for (const n of nodes) {
@@ -80,6 +83,42 @@ export function buildRevisionContent(revision: RevisionRow, versions: Map<string
   };
   visit((revision.tree as unknown as TreeNode[]) ?? [], null, content.roots);
   return content;
+}
+
+/**
+ * The part of a tree one page's answer needs: the chain of its ancestors (each with only the next
+ * one as child), the page, and (with `subtree`) everything below it; undefined when the page is
+ * not in the tree. Built from the index alone, so a one-page read loads the rows of these pages
+ * only; nodes below the page are the tree's own (shared, never changed).
+ */
+export function treeAround(tree: TreeNode[], pageId: string, subtree: boolean): TreeNode[] | undefined {
+  const chain: TreeNode[] = [];
+  const find = (nodes: TreeNode[]): boolean => {
+    for (const n of nodes) {
+      chain.push(n);
+      if (n.id === pageId || find(n.pages)) return true;
+      chain.pop();
+    }
+    return false;
+  };
+  if (!find(tree)) return undefined;
+  let node: TreeNode = { ...chain[chain.length - 1] };
+  if (!subtree) node.pages = [];
+  for (let i = chain.length - 2; i >= 0; i--) node = { id: chain[i].id, v: chain[i].v, pages: [node] };
+  return [node];
+}
+
+/** Version ids of every node of a (pruned) tree. */
+export function treeVersionIds(tree: TreeNode[]): string[] {
+  const out: string[] = [];
+  const visit = (nodes: TreeNode[]) => {
+    for (const n of nodes) {
+      out.push(n.v);
+      visit(n.pages);
+    }
+  };
+  visit(tree);
+  return out;
 }
 
 /** Default page layout (the contract requires every option on document pages). */
@@ -185,6 +224,11 @@ export type LinkOptions = {
   appUrls: string[];
   /** Only links found in this page. */
   pageId?: string;
+  /**
+   * That page with its links loaded, when `content` is the tree without them: the tree resolves
+   * the targets, and only this page's links are read.
+   */
+  page?: ContentPage;
 };
 
 /**
@@ -196,11 +240,11 @@ async function storedLinks(pages: ContentPage[]): Promise<void> {
   await Promise.all(legacy.map(async (p) => void (p.version.links = (await parseForRead(p.version.markdown!)).links)));
 }
 
-/** Every link of a revision (or of one page), one item per target, sorted by key. Needs page content (links). */
+/** Every link of a revision (or of one page), one item per target, sorted by key. Needs the pages' links. */
 export async function computeLinks(content: RevisionContent, opts: LinkOptions): Promise<ContentLink[]> {
-  if (!content.withMarkdown) throw new Error('computeLinks needs page content');
+  if (!content.withLinks && !opts.page) throw new Error('computeLinks needs the pages\' links');
   const items = new Map<string, ContentLink>();
-  const pages = opts.pageId ? [content.byId.get(opts.pageId)].filter((p): p is ContentPage => !!p) : content.ordered;
+  const pages = opts.page ? [opts.page] : opts.pageId ? [content.byId.get(opts.pageId)].filter((p): p is ContentPage => !!p) : content.ordered;
   await storedLinks(pages);
   for (const page of pages) {
     if (page.version.kind !== 'document' || !page.version.links) continue;
@@ -236,9 +280,9 @@ export function linkStats(links: ContentLink[]) {
   return { total: links.length, broken: { total: links.filter((l) => l.status === 'broken').length } };
 }
 
-/** Pages of the revision that reference a file (link or image), in tree order. Needs page content (links). */
+/** Pages of the revision that reference a file (link or image), in tree order. Needs the pages' links. */
 export async function fileBacklinks(content: RevisionContent, fileId: string): Promise<ContentPage[]> {
-  if (!content.withMarkdown) throw new Error('fileBacklinks needs page content');
+  if (!content.withLinks) throw new Error('fileBacklinks needs the pages\' links');
   await storedLinks(content.ordered);
   return content.ordered.filter(
     (page) =>

@@ -82,12 +82,25 @@ export function pagePaths(loaded: Pick<LoadedRevision, 'tree' | 'versions'>): Ma
 
 // ------------------------------------------------------------------ reading and writing
 
-export async function loadRevision(db: Tx, revisionId: string): Promise<LoadedRevision> {
+/**
+ * A revision with its page versions. `bodies: false` leaves the markdown out (`''` in its place):
+ * for a caller that needs the tree, titles and slugs only (paths, a page's version), so it does
+ * not read every body of the revision.
+ */
+export async function loadRevision(db: Tx, revisionId: string, opts: { bodies?: boolean } = {}): Promise<LoadedRevision> {
   const revision = await db.revision.findUnique({ where: { id: revisionId } });
   if (!revision) throw notFound('Revision');
   const tree = revision.tree as unknown as TreeNode[];
-  const rows = revision.pageVersionIds.length ? await db.pageVersion.findMany({ where: { id: { in: revision.pageVersionIds } }, omit: { document: true, links: true } }) : [];
-  return { revision, tree, versions: new Map(rows.map((r) => [r.id, r])) };
+  const omit = opts.bodies === false ? { document: true, links: true, markdown: true } : { document: true, links: true };
+  const rows = revision.pageVersionIds.length ? await db.pageVersion.findMany({ where: { id: { in: revision.pageVersionIds } }, omit }) : [];
+  return { revision, tree, versions: new Map(rows.map((r) => [r.id, { ...r, markdown: (r as { markdown?: string }).markdown ?? '' } as StoredPageVersion])) };
+}
+
+/** A revision's page tree (the index only: no page row is read). */
+export async function loadRevisionTree(db: Tx, revisionId: string): Promise<TreeNode[]> {
+  const revision = await db.revision.findUnique({ where: { id: revisionId }, select: { tree: true } });
+  if (!revision) throw notFound('Revision');
+  return revision.tree as unknown as TreeNode[];
 }
 
 export type InsertVersionsOptions = {

@@ -8,6 +8,11 @@
 // PageSection) whose own search vector matches the query — the same text search configuration,
 // so stemming agrees. Only spaces the caller may read are searched; deleted spaces never are;
 // pages marked noIndex have no vector and are never found.
+//
+// Bounded (docs/performance.md, "Search is bounded"): a query ranks at most SEARCH_SCAN matches
+// (the first the index finds, not the best of all: ranking reads each match's vector, and a
+// common word matches most pages), and answers the best SEARCH_CANDIDATES of them; `totalCount`
+// counts those, and `capped` says more pages matched than the answer can page through.
 import { z } from 'zod';
 import { Prisma } from '../generated/prisma/client.ts';
 import type { DomainContext } from './context.ts';
@@ -20,13 +25,23 @@ export const SearchQuery = z.string().trim().min(1, 'required').max(512);
 
 /** Pages listed per space in an organization search item. */
 export const PAGES_PER_SPACE = 10;
+/** Matches ranked per query at most: the first the index finds. */
+export const SEARCH_SCAN = 5000;
+/** Results (pages; spaces for an organization) a search answers at most, best first. */
+export const SEARCH_CANDIDATES = 500;
+/** Results per page when the caller names no size: a screen of results, as search engines show. */
+export const SEARCH_PAGE_SIZE = 20;
 const BODY_EXCERPT = 280;
 
 export type SearchSection = { id: string; title: string; path: string; body: string; urls: { app: string } };
 export type SearchPage = { id: string; title: string; path: string; sections: SearchSection[]; urls: { app: string } };
 export type SearchSpace = { id: string; title: string; pages: SearchPage[] };
 export type SearchPageArgs = { first?: number | null; after?: string | null };
-export type SearchConnection<T> = { items: Array<{ cursor: string; node: T }>; hasNextPage: boolean; totalCount: number };
+/**
+ * `totalCount`: results the answer pages through (at most SEARCH_CANDIDATES); `capped`: more
+ * matched than that (or than SEARCH_SCAN were ranked), so the count is a floor, not the total.
+ */
+export type SearchConnection<T> = { items: Array<{ cursor: string; node: T }>; hasNextPage: boolean; totalCount: number; capped: boolean };
 
 /** `hasText`: the version has markdown (`octet_length` reads the stored size, not the body). */
 export type Hit = { versionId: string; pageId: string; spaceId: string; path: string; title: string; rankText: string; hasText: boolean };
@@ -47,7 +62,7 @@ function decodeCursor(cursor: string | null | undefined): { rank: string; id: st
 }
 
 function pageSize(args: SearchPageArgs) {
-  const first = args.first ?? 100;
+  const first = args.first ?? SEARCH_PAGE_SIZE;
   if (first < 0 || first > 1000) throw badRequest('first', 'between 0 and 1000');
   return first;
 }
@@ -65,6 +80,20 @@ export const hitsCte = (q: string, spaceFilter: Prisma.Sql) => Prisma.sql`
     WHERE s."deletedAt" IS NULL AND ${spaceFilter} AND cp."searchVector" @@ ${tsQuery(q)}
   )`;
 
+/**
+ * The bounded form: `scanned`, at most SEARCH_SCAN + 1 matches as the index finds them, ranked
+ * (the rank is computed only for the rows the LIMIT lets through); `hits`, the best
+ * SEARCH_CANDIDATES of them (`perSpace`: the best SEARCH_CANDIDATES spaces, with their pages).
+ */
+const boundedHitsCte = (q: string, spaceFilter: Prisma.Sql) => Prisma.sql`
+  scanned AS MATERIALIZED (
+    SELECT cp."spaceId", cp."pageId", cp."versionId", cp."path", ts_rank(cp."searchVector", ${tsQuery(q)}) AS rank
+    FROM "CurrentPage" cp
+    JOIN "Space" s ON s."id" = cp."spaceId"
+    WHERE s."deletedAt" IS NULL AND ${spaceFilter} AND cp."searchVector" @@ ${tsQuery(q)}
+    LIMIT ${SEARCH_SCAN + 1}
+  )`;
+
 const keyset = (cursor: { rank: string; id: string } | null, idColumn: Prisma.Sql) =>
   cursor ? Prisma.sql`(rank < ${cursor.rank}::real OR (rank = ${cursor.rank}::real AND ${idColumn} > ${cursor.id}))` : Prisma.sql`TRUE`;
 
@@ -75,9 +104,10 @@ export async function searchSpace(ctx: DomainContext, spaceId: string, rawQuery:
   const first = pageSize(args);
   const cursor = decodeCursor(args.after);
   // The count comes from a one-row side, so it is there even when the page is empty.
-  const rows = await ctx.prisma.$queryRaw<Array<Partial<Hit> & { total: number }>>`
-    WITH ${hitsCte(q, Prisma.sql`s."id" = ${space.id}`)}
-    SELECT c.total, x.* FROM (SELECT count(*)::int AS total FROM hits) c
+  const rows = await ctx.prisma.$queryRaw<Array<Partial<Hit> & { total: number; scanned: number }>>`
+    WITH ${boundedHitsCte(q, Prisma.sql`s."id" = ${space.id}`)},
+    hits AS MATERIALIZED (SELECT * FROM scanned ORDER BY rank DESC, "versionId" ASC LIMIT ${SEARCH_CANDIDATES})
+    SELECT c.total, c.scanned, x.* FROM (SELECT (SELECT count(*) FROM hits)::int AS total, (SELECT count(*) FROM scanned)::int AS scanned) c
     LEFT JOIN (
       SELECT h."spaceId", h."pageId", h."versionId", h."path", h.rank::text AS "rankText", pv."title", octet_length(pv."markdown") > 0 AS "hasText"
       FROM hits h JOIN "PageVersion" pv ON pv."id" = h."versionId"
@@ -91,6 +121,7 @@ export async function searchSpace(ctx: DomainContext, spaceId: string, rawQuery:
     items: page.map((h, i) => ({ cursor: encodeCursor(h.rankText, h.versionId), node: pages[i] })),
     hasNextPage: hits.length > first,
     totalCount: rows[0]?.total ?? 0,
+    capped: (rows[0]?.scanned ?? 0) > SEARCH_CANDIDATES,
   };
 }
 
@@ -112,10 +143,12 @@ export async function searchOrganization(ctx: DomainContext, organizationId: str
     spaceFilter = Prisma.sql`${spaceFilter} AND s."id" = ANY(${visible.map((s) => s.id)}::text[])`;
   }
 
-  type Row = Partial<Hit> & { total: number; spaceTitle: string; spaceRankText: string };
+  type Row = Partial<Hit> & { total: number; spaceCount: number; scanned: number; spaceTitle: string; spaceRankText: string };
   const rows = await ctx.prisma.$queryRaw<Row[]>`
-    WITH ${hitsCte(q, spaceFilter)},
-    ranked AS (SELECT "spaceId", max(rank) AS rank FROM hits GROUP BY "spaceId"),
+    WITH ${boundedHitsCte(q, spaceFilter)},
+    hits AS (SELECT * FROM scanned),
+    all_spaces AS MATERIALIZED (SELECT "spaceId", max(rank) AS rank FROM hits GROUP BY "spaceId"),
+    ranked AS MATERIALIZED (SELECT * FROM all_spaces ORDER BY rank DESC, "spaceId" ASC LIMIT ${SEARCH_CANDIDATES}),
     listed AS (
       SELECT "spaceId", rank FROM ranked WHERE ${keyset(cursor, Prisma.sql`"spaceId"`)}
       ORDER BY rank DESC, "spaceId" ASC LIMIT ${first + 1}
@@ -124,7 +157,7 @@ export async function searchOrganization(ctx: DomainContext, organizationId: str
       SELECT h.*, row_number() OVER (PARTITION BY h."spaceId" ORDER BY h.rank DESC, h."versionId") AS n
       FROM hits h WHERE h."spaceId" IN (SELECT "spaceId" FROM listed)
     )
-    SELECT c.total, x.* FROM (SELECT count(*)::int AS total FROM ranked) c
+    SELECT c.total, c."spaceCount", c.scanned, x.* FROM (SELECT (SELECT count(*) FROM ranked)::int AS total, (SELECT count(*) FROM all_spaces)::int AS "spaceCount", (SELECT count(*) FROM scanned)::int AS scanned) c
     LEFT JOIN (
       SELECT l."spaceId", l.rank::text AS "spaceRankText", s."title" AS "spaceTitle",
              b."pageId", b."versionId", b."path", b.rank::text AS "rankText", pv."title", octet_length(pv."markdown") > 0 AS "hasText"
@@ -153,6 +186,7 @@ export async function searchOrganization(ctx: DomainContext, organizationId: str
     }),
     hasNextPage: bySpace.size > first,
     totalCount: total,
+    capped: (rows[0]?.spaceCount ?? 0) > SEARCH_CANDIDATES || (rows[0]?.scanned ?? 0) > SEARCH_SCAN,
   };
 }
 

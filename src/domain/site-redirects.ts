@@ -212,7 +212,7 @@ export async function recordMovedPages(tx: Tx, spaceId: string, beforeRevisionId
     select: { id: true, siteId: true, path: true, section: { select: { path: true, defaultSiteSpaceId: true } } },
   });
   if (siteSpaces.length === 0 || beforeRevisionId === afterRevisionId) return 0;
-  const [before, after] = await Promise.all([loadRevision(tx, beforeRevisionId), loadRevision(tx, afterRevisionId)]);
+  const [before, after] = await Promise.all([loadRevision(tx, beforeRevisionId, { bodies: false }), loadRevision(tx, afterRevisionId, { bodies: false })]);
   const oldPaths = pagePaths(before);
   const newPaths = pagePaths(after);
   const moved: Array<{ pageId: string; from: string; to: string }> = [];

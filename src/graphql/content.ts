@@ -29,10 +29,12 @@ import {
   type RevisionContent,
   type RevisionRow,
   contentForReader,
+  treeAround,
+  treeVersionIds,
 } from '../domain/content.ts';
 import { viewKeyOf, viewOf } from './sites.ts';
 import type { Space } from '../generated/prisma/client.ts';
-import type { ChangeOutcome } from '../domain/revisions.ts';
+import type { ChangeOutcome, TreeNode } from '../domain/revisions.ts';
 import { classifyLink } from '../lib/markdown.ts';
 import { parseForRead } from '../lib/markdown-pool.ts';
 import { badRequest, notFound } from '../lib/errors.ts';
@@ -62,19 +64,30 @@ export function loadRevisionsBatched(ctx: Context, ids: readonly string[]): Prom
 const META_COLUMNS = Prisma.raw(
   `id, "pageId", "spaceId", kind::text AS kind, title, slug, emoji, icon, description, href, hidden, "noIndex", "noRobotsIndex", condition, layout, "createdAt", "pageCreatedAt"`,
 );
+// Links without bodies: the stored links, and the markdown only of versions written before links
+// were stored (parsed in the pool, see storedLinks in domain/content.ts).
+const LINK_COLUMNS = Prisma.raw(
+  `id, "pageId", "spaceId", kind::text AS kind, title, slug, emoji, icon, description, href, hidden, "noIndex", "noRobotsIndex", condition, layout, "createdAt", "pageCreatedAt", links, CASE WHEN links IS NULL THEN markdown END AS markdown`,
+);
 const FULL_COLUMNS = Prisma.raw(
   `id, "pageId", "spaceId", kind::text AS kind, title, slug, emoji, icon, description, href, hidden, "noIndex", "noRobotsIndex", condition, layout, "createdAt", "pageCreatedAt", markdown, links`,
 );
 
+/** Which columns of a page version a read loads: the metadata, plus the stored links, plus the body. */
+export type PageColumns = 'meta' | 'links' | 'full';
+const COLUMNS: Record<PageColumns, Prisma.Sql> = { meta: META_COLUMNS, links: LINK_COLUMNS, full: FULL_COLUMNS };
+
 /**
- * Page-version rows by id; without markdown unless asked. One statement per request tick and
- * column set (`id = ANY($1)`, a single array parameter, so thousands of pages fit). Null for an
- * id with no row; a failed statement (a timeout, a lost connection) rejects: it is not "no row".
+ * Page-version rows by id; without markdown unless asked (`true` is `'full'`, `false` `'meta'`).
+ * One statement per request tick and column set (`id = ANY($1)`, a single array parameter, so
+ * thousands of pages fit). Null for an id with no row; a failed statement (a timeout, a lost
+ * connection) rejects: it is not "no row".
  */
-export async function loadPageVersions(ctx: Context, ids: readonly string[], withMarkdown: boolean): Promise<Array<PageVersionRow | null>> {
-  const l = loader<string, PageVersionRow | null>(ctx, withMarkdown ? 'pageVersion.full' : 'pageVersion.meta', async (keys) => {
+export async function loadPageVersions(ctx: Context, ids: readonly string[], columns: boolean | PageColumns): Promise<Array<PageVersionRow | null>> {
+  const set: PageColumns = columns === true ? 'full' : columns === false ? 'meta' : columns;
+  const l = loader<string, PageVersionRow | null>(ctx, `pageVersion.${set}`, async (keys) => {
     const rows = await ctx.prisma.$queryRaw<PageVersionRow[]>(
-      Prisma.sql`SELECT ${withMarkdown ? FULL_COLUMNS : META_COLUMNS} FROM "PageVersion" WHERE id = ANY(${[...keys]}::text[])`,
+      Prisma.sql`SELECT ${COLUMNS[set]} FROM "PageVersion" WHERE id = ANY(${[...keys]}::text[])`,
     );
     const m = new Map(rows.map((r) => [r.id, r]));
     return keys.map((k) => m.get(k) ?? null);
@@ -88,31 +101,82 @@ export async function loadPageVersions(ctx: Context, ids: readonly string[], wit
 
 /**
  * A revision's page tree with paths, memoized per request. Content without markdown is enough for
- * trees and titles; `withMarkdown` loads page bodies too (links, backlinks, `markdown` fields).
- * Trees without bodies are shared across requests (`contentCaches`): one load at a time per
- * revision, and only a complete one is kept.
+ * trees and titles; `links` adds every page's stored links without the bodies (link listings,
+ * backlinks); `withMarkdown` loads page bodies too (whole lists with `markdown`). Trees without
+ * bodies are shared across requests (`contentCaches`): one load at a time per revision, and only
+ * a complete one is kept. One page's answer needs none of this: `loadPageContent`.
  */
-export function loadRevisionContent(ctx: Context, revision: RevisionRow | string, opts: { withMarkdown: boolean }): Promise<RevisionContent> {
+export function loadRevisionContent(ctx: Context, revision: RevisionRow | string, opts: { withMarkdown: boolean; links?: boolean }): Promise<RevisionContent> {
   const memo = memoOf(ctx);
   const id = typeof revision === 'string' ? revision : revision.id;
   const full = memo.get(`${id}:full`);
   if (full) return full;
-  const key = `${id}:${opts.withMarkdown ? 'full' : 'meta'}`;
+  const set: PageColumns = opts.withMarkdown ? 'full' : opts.links ? 'links' : 'meta';
+  const key = `${id}:${set}`;
   let p = memo.get(key);
+  if (!p && set === 'meta') p = memo.get(`${id}:links`);
   if (!p) {
     const load = async () => {
       const row = typeof revision === 'string' ? await loadRevisionById(ctx, revision) : revision;
       if (!row) throw notFound('Revision');
-      const rows = await loadPageVersions(ctx, row.pageVersionIds, opts.withMarkdown);
+      const rows = await loadPageVersions(ctx, row.pageVersionIds, set);
       const versions = new Map<string, PageVersionRow>();
       for (const r of rows) if (r) versions.set(r.id, r);
-      const content = buildRevisionContent(row, versions, opts.withMarkdown);
+      const content = buildRevisionContent(row, versions, set === 'full', set !== 'meta');
       return { content, complete: versions.size === new Set(row.pageVersionIds).size };
     };
-    p = opts.withMarkdown ? load().then((l) => l.content) : sharedTree(ctx, id, load);
+    p = set !== 'meta' ? load().then((l) => l.content) : sharedTree(ctx, id, load);
   }
   memo.set(key, p);
   return p;
+}
+
+/** The revision's whole tree when this request or this process has it already (no statement). */
+function treeAtHand(ctx: Context, id: string): Promise<RevisionContent> | RevisionContent | undefined {
+  const memo = memoOf(ctx);
+  return memo.get(`${id}:full`) ?? memo.get(`${id}:links`) ?? memo.get(`${id}:meta`) ?? contentCaches(ctx.config).trees?.get(id);
+}
+
+/**
+ * One page of a revision as its reader sees it, with what its answer needs and nothing more: the
+ * page's row, its ancestors' (path, depth, a reader's conditions) and, with `subtree`, the rows of
+ * the pages below it (`pages`, `descendants`). The other pages of the revision are not read; their
+ * tree index is (the revision row). When the whole tree is at hand already, the page comes from it.
+ */
+export async function loadPageContent(ctx: Context, revision: RevisionRow, pageId: string, subtree: boolean): Promise<ContentPage | null> {
+  const claims = readerClaimsOf(revision);
+  const atHand = treeAtHand(ctx, revision.id);
+  let content: RevisionContent;
+  if (atHand) {
+    content = await atHand;
+  } else {
+    const tree = treeAround((revision.tree as unknown as TreeNode[]) ?? [], pageId, subtree);
+    if (!tree) return null;
+    const rows = await loadPageVersions(ctx, treeVersionIds(tree), false);
+    const versions = new Map<string, PageVersionRow>();
+    for (const r of rows) if (r) versions.set(r.id, r);
+    content = buildRevisionContent({ ...revision, tree: tree as unknown as RevisionRow['tree'] }, versions, false);
+  }
+  return (claims ? contentForReader(content, claims) : content).byId.get(pageId) ?? null;
+}
+
+/**
+ * The pages at a path (`guide/setup`), in tree order, found level by level: one statement per
+ * path segment, each returning only the siblings whose slug is that segment (a path with more
+ * segments than the tree has levels stops at the first level with no match).
+ */
+async function pageIdsAtPath(ctx: Context, revision: RevisionRow, path: string): Promise<string[]> {
+  let level = (revision.tree as unknown as TreeNode[]) ?? [];
+  let found: TreeNode[] = [];
+  for (const segment of path.split('/')) {
+    if (level.length === 0 || segment === '') return [];
+    const ids = level.map((n) => n.v);
+    const rows = await ctx.prisma.$queryRaw<Array<{ id: string }>>`SELECT id FROM "PageVersion" WHERE id = ANY(${ids}::text[]) AND slug = ${segment}`;
+    const matching = new Set(rows.map((r) => r.id));
+    found = level.filter((n) => matching.has(n.v));
+    level = found.flatMap((n) => n.pages);
+  }
+  return found.map((n) => n.id);
 }
 
 /**
@@ -238,11 +302,35 @@ export function selectsPageContent(info: GraphQLResolveInfo): boolean {
   return info.fieldNodes.some((n) => walk(n.selectionSet));
 }
 
+/** Does the field's own selection (not deeper) name one of `names`? */
+function selectsOwnField(info: GraphQLResolveInfo, names: Set<string>): boolean {
+  const seen = new Set<FragmentDefinitionNode>();
+  const walk = (set: SelectionSetNode | undefined): boolean => {
+    if (!set) return false;
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.FIELD) {
+        if (names.has(sel.name.value)) return true;
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        if (walk(sel.selectionSet)) return true;
+      } else {
+        const f = info.fragments[sel.name.value];
+        if (f && !seen.has(f)) {
+          seen.add(f);
+          if (walk(f.selectionSet)) return true;
+        }
+      }
+    }
+    return false;
+  };
+  return info.fieldNodes.some((n) => walk(n.selectionSet));
+}
+const SUBTREE_FIELDS = new Set(['pages', 'descendants']);
+
 /**
  * Page content with markdown for a page built without it: this page's body only, batched with
  * the other bodies asked for in the same tick (one statement), never the whole revision's.
  */
-async function withBody(ctx: Context, page: ContentPage): Promise<ContentPage | undefined> {
+export async function withBody(ctx: Context, page: ContentPage): Promise<ContentPage | undefined> {
   if (page.content.withMarkdown) return page;
   const [row] = await loadPageVersions(ctx, [page.version.id], true);
   return row ? { ...page, version: row } : undefined;
@@ -264,17 +352,38 @@ async function pagesWithBodies(ctx: Context, revision: RevisionRow, info: GraphQ
     const m = new Map(rows.map((r) => [r.id, Number(r.bytes ?? 0)]));
     return ids.map((id) => m.get(id) ?? 0);
   }).load(revision.id);
-  // Counted once per revision and request, against one total for the request.
+  requireBodiesFit(ctx, revision.id, bytes);
+  return readerContent(ctx, revision, { withMarkdown: true });
+}
+
+/**
+ * Count `bytes` of bodies under `key` (once per key and request) against the request's total
+ * (`PAGE_LIST_BODIES_MB`): a 400 above it, before any body loads.
+ */
+function requireBodiesFit(ctx: Context, key: string, bytes: number) {
   const counted = (ctx.loaders.get('revision.bodyBytes.counted') as Map<string, number> | undefined) ?? new Map<string, number>();
   ctx.loaders.set('revision.bodyBytes.counted', counted);
-  counted.set(revision.id, bytes);
+  counted.set(key, bytes);
   const total = [...counted.values()].reduce((a, b) => a + b, 0);
   const max = ctx.config.pageListBodiesMaxBytes;
   if (total > max) {
     const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
     throw badRequest('', `The pages' bodies total ${mib(total)}, more than one answer carries (${mib(max)}): list the pages without bodies (GraphQL), or read them one at a time (GET …/content/page/{pageId})`);
   }
-  return readerContent(ctx, revision, { withMarkdown: true });
+}
+
+/**
+ * A page's descendants; with bodies selected, their bodies are measured first (one statement,
+ * sizes only) and bounded with the request's other listed bodies (`requireBodiesFit`): the page
+ * read of a root page nests its whole subtree, bodies included, as the contract's page does.
+ */
+async function descendantsWithBodies(ctx: Context, page: ContentPage, info: GraphQLResolveInfo): Promise<ContentPage[]> {
+  const pages = descendantsOf(page);
+  if (pages.length === 0 || page.content.withMarkdown || !selectsPageContent(info)) return pages;
+  const [row] = await ctx.prisma.$queryRaw<Array<{ bytes: bigint | number | null }>>`
+    SELECT coalesce(sum(octet_length(markdown)), 0)::bigint AS bytes FROM "PageVersion" WHERE id = ANY(${pages.map((p) => p.version.id)}::text[])`;
+  requireBodiesFit(ctx, `${page.content.revision.id}:${page.id}:descendants`, Number(row?.bytes ?? 0));
+  return pages;
 }
 
 // ------------------------------------------------------------------ a published reader's pages
@@ -292,7 +401,7 @@ const viewKeyOfRevision = (revision: RevisionRow): string | undefined => (revisi
  * The revision's content as its reader sees it: every page for the editor's view, else only the
  * pages whose conditions the reader's claims pass (src/auth/audience.ts; `contentForReader`).
  */
-async function readerContent(ctx: Context, revision: RevisionRow, opts: { withMarkdown: boolean }): Promise<RevisionContent> {
+async function readerContent(ctx: Context, revision: RevisionRow, opts: { withMarkdown: boolean; links?: boolean }): Promise<RevisionContent> {
   const content = await loadRevisionContent(ctx, revision, opts);
   const claims = readerClaimsOf(revision);
   return claims ? contentForReader(content, claims) : content;
@@ -506,15 +615,22 @@ RevisionPageRef.implement({
       complexity: { field: 1, multiplier: 1 },
       resolve: (p) => p.children,
     }),
-    descendants: t.field({ type: [RevisionPageRef], description: 'Every page below this one, pre-order (parents first).', resolve: (p) => descendantsOf(p) }),
+    descendants: t.field({
+      type: [RevisionPageRef],
+      description: 'Every page below this one, pre-order (parents first). With bodies selected, bounded by the server\'s PAGE_LIST_BODIES_MB (a BAD_REQUEST above it).',
+      resolve: (p, _a, ctx, info) => descendantsWithBodies(ctx, p, info),
+    }),
     links: t.connection(
       {
         type: ContentLinkRef,
         description: 'Links found in this page, one per target.',
         args: { status: t.arg({ type: LinkStatusEnum, description: 'Only links with this status.' }) },
+        // The whole tree resolves the targets (no bodies); only this page's links are read.
         resolve: async (p, args, ctx) => {
-          const full = await loadRevisionContent(ctx, p.content.revision, { withMarkdown: true });
-          return linkConnection(ctx, full, args, p.id);
+          const tree = await loadRevisionContent(ctx, p.content.revision.id, { withMarkdown: false });
+          const page = tree.byId.get(p.id);
+          const own = page ? await withBody(ctx, page) : undefined;
+          return linkConnection(ctx, tree, args, p.id, own);
         },
       },
       ContentLinkConnection,
@@ -574,9 +690,9 @@ export const ContentLinkConnection = builder.connectionObject({
   }),
 });
 
-async function linkConnection(ctx: Context, content: RevisionContent, args: PageArgs & { status?: string | null }, pageId?: string) {
+async function linkConnection(ctx: Context, content: RevisionContent, args: PageArgs & { status?: string | null }, pageId?: string, page?: ContentPage) {
   const list = pageId ? 'RevisionPage.links' : 'Revision.links';
-  const all = await computeLinks(content, { appUrls: appUrlsOf(ctx), pageId });
+  const all = pageId && !page ? [] : await computeLinks(content, { appUrls: appUrlsOf(ctx), pageId, page });
   const status = (args.status ?? undefined) as LinkStatus | undefined;
   const items: LinkNode[] = (status ? all.filter((l) => l.status === status) : all).map((l) => ({ ...l, content }));
   const stats = linkStats(all);
@@ -637,18 +753,31 @@ export const RevisionRef = builder.prismaNode('Revision', {
       nullable: true,
       description: 'A page by its page id (`pageId`, `page_…`, not the revision-scoped `id`); null when not in this revision. REST: GET /v1/spaces/{spaceId}/content/page/{pageId}.',
       args: { id: t.arg.string({ required: true, description: 'Page id (`page_…`, a page\'s `pageId`).' }) },
-      // The tree without bodies: a selected body loads for this page (and its descendants) only.
-      resolve: async (r, { id }, ctx) => (await readerContent(ctx, r, { withMarkdown: false })).byId.get(id) ?? null,
+      // This page's row, its ancestors' and (when `pages`/`descendants` are selected) its subtree's;
+      // a selected body loads for those pages only.
+      resolve: (r, { id }, ctx, info) => loadPageContent(ctx, r, id, selectsOwnField(info, SUBTREE_FIELDS)),
     }),
     pageByPath: t.field({
       type: RevisionPageRef,
       nullable: true,
       description: 'A page by path (e.g. `guide/setup`; leading and trailing slashes ignored); null when none.',
       args: { path: t.arg.string({ required: true, description: 'Slug chain from the root.' }) },
-      resolve: async (r, { path }, ctx) => {
-        const content = await readerContent(ctx, r, { withMarkdown: false });
-        const id = content.byPath.get(path.replace(/^\/+|\/+$/g, ''));
-        return id ? (content.byId.get(id) ?? null) : null;
+      resolve: async (r, { path }, ctx, info) => {
+        const wanted = path.replace(/^\/+|\/+$/g, '');
+        const atHand = treeAtHand(ctx, r.id);
+        if (atHand) {
+          const claims = readerClaimsOf(r);
+          const content = claims ? contentForReader(await atHand, claims) : await atHand;
+          const id = content.byPath.get(wanted);
+          return id ? (content.byId.get(id) ?? null) : null;
+        }
+        // The first page at that path the reader may see (as the whole tree's byPath answers).
+        const subtree = selectsOwnField(info, SUBTREE_FIELDS);
+        for (const id of await pageIdsAtPath(ctx, r, wanted)) {
+          const page = await loadPageContent(ctx, r, id, subtree);
+          if (page) return page;
+        }
+        return null;
       },
     }),
     files: keysetConnection(t, {
@@ -675,7 +804,7 @@ export const RevisionRef = builder.prismaNode('Revision', {
         type: ContentLinkRef,
         description: 'Every link of the revision\'s pages, one per target, sorted by target.',
         args: { status: t.arg({ type: LinkStatusEnum, description: 'Only links with this status.' }) },
-        resolve: async (r, args, ctx) => linkConnection(ctx, await readerContent(ctx, r, { withMarkdown: true }), args),
+        resolve: async (r, args, ctx) => linkConnection(ctx, await readerContent(ctx, r, { withMarkdown: false, links: true }), args),
       },
       ContentLinkConnection,
     ),
@@ -686,7 +815,7 @@ export const RevisionRef = builder.prismaNode('Revision', {
         args: { fileId: t.arg.string({ required: true, description: 'File id (`file_…`).' }) },
         resolve: async (r, args, ctx) => {
           if (!r.fileIds.includes(args.fileId)) throw fileNotInRevision(args.fileId);
-          const content = await readerContent(ctx, r, { withMarkdown: true });
+          const content = await readerContent(ctx, r, { withMarkdown: false, links: true });
           const pages = (await fileBacklinks(content, args.fileId)).sort((a, b) => (a.id < b.id ? -1 : 1));
           return keyedConnection('Revision.fileBacklinks', pages, (p) => p.id, args) as never;
         },
@@ -758,7 +887,10 @@ export const ContentChangeOutcomeRef = builder.objectRef<OutcomeShape>('ContentC
       type: RevisionPageRef,
       nullable: true,
       description: 'The page in the new revision (null for deleted pages).',
-      resolve: async (o, _a, ctx, info) => (await loadRevisionContent(ctx, o.revisionId, { withMarkdown: selectsPageContent(info) })).byId.get(o.outcome.pageId) ?? null,
+      resolve: async (o, _a, ctx, info) => {
+        const revision = await loadRevisionById(ctx, o.revisionId);
+        return revision ? loadPageContent(ctx, revision, o.outcome.pageId, selectsOwnField(info, SUBTREE_FIELDS)) : null;
+      },
     }),
   }),
 });

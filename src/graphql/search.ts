@@ -3,7 +3,7 @@
 import { builder } from './builder.ts';
 import { Keyset, decodeCursor, encodeCursor } from './cursors.ts';
 import { badRequest } from '../lib/errors.ts';
-import { searchOrganization, searchSpace, type SearchConnection, type SearchPage, type SearchSpace } from '../domain/search.ts';
+import { SEARCH_CANDIDATES, SEARCH_PAGE_SIZE, SEARCH_SCAN, searchOrganization, searchSpace, type SearchConnection, type SearchPage, type SearchSpace } from '../domain/search.ts';
 
 const SearchUrls = builder.simpleObject('SearchResultUrls', {
   description: 'Addresses of a search result.',
@@ -54,7 +54,7 @@ type SearchArgs = { first?: number | null; after?: string | null; last?: number 
 function domainArgs(list: string, args: SearchArgs) {
   new Keyset(list, args); // first/last within bounds
   if (args.last != null || args.before != null) throw badRequest(args.before != null ? 'before' : 'last', 'search results page forwards only (first/after)');
-  return { first: args.first ?? 100, after: args.after == null ? null : (decodeCursor(args.after, list, SEARCH_ORDER, 'after')[0] as string) };
+  return { first: args.first ?? SEARCH_PAGE_SIZE, after: args.after == null ? null : (decodeCursor(args.after, list, SEARCH_ORDER, 'after')[0] as string) };
 }
 
 function toConnection<T>(list: string, c: SearchConnection<T>) {
@@ -62,6 +62,7 @@ function toConnection<T>(list: string, c: SearchConnection<T>) {
   return {
     edges: items,
     totalCount: c.totalCount,
+    capped: c.capped,
     pageInfo: {
       hasNextPage: c.hasNextPage,
       hasPreviousPage: false,
@@ -74,14 +75,21 @@ function toConnection<T>(list: string, c: SearchConnection<T>) {
 const totalCountConnection = (name: string) => ({
   name,
   fields: (c: any) => ({
-    totalCount: c.int({ description: 'Total number of results, whatever the page.', resolve: (p: unknown) => (p as { totalCount: number }).totalCount }),
+    totalCount: c.int({
+      description: `Results this search pages through, whatever the page: every match, up to the best ${SEARCH_CANDIDATES} (see \`totalCountIsCapped\`).`,
+      resolve: (p: unknown) => (p as { totalCount: number }).totalCount,
+    }),
+    totalCountIsCapped: c.boolean({
+      description: `True when more matched than the answer pages through: \`totalCount\` is then a floor, and the results are the best of the first ${SEARCH_SCAN} matches found (refine the query to see others). REST: \`countIsCapped\`.`,
+      resolve: (p: unknown) => (p as { capped: boolean }).capped,
+    }),
   }),
 });
 
 builder.prismaObjectField('Space', 'search', (t) =>
   t.connection({
     type: SearchPageResult,
-    description: 'Pages of the current revision matching `query` (web search syntax), best first. Pages forwards only (first/after). REST: GET /v1/spaces/{spaceId}/search.',
+    description: `Pages of the current revision matching \`query\` (web search syntax), best first; ${SEARCH_PAGE_SIZE} a page unless \`first\` says otherwise. Pages forwards only (first/after). REST: GET /v1/spaces/{spaceId}/search.`,
     args: { query: t.arg.string({ required: true, description: 'At most 512 characters.' }) },
     select: { id: true },
     resolve: async (space, args, ctx) => toConnection<SearchPage>('Space.search', await searchSpace(ctx, space.id, args.query, domainArgs('Space.search', args))) as never,
@@ -91,7 +99,7 @@ builder.prismaObjectField('Space', 'search', (t) =>
 builder.prismaObjectField('Organization', 'search', (t) =>
   t.connection({
     type: SearchSpaceResult,
-    description: 'Spaces you may read with pages matching `query`, best first. Pages forwards only (first/after). REST: GET /v1/orgs/{organizationId}/search.',
+    description: `Spaces you may read with pages matching \`query\`, best first; ${SEARCH_PAGE_SIZE} a page unless \`first\` says otherwise. Pages forwards only (first/after). REST: GET /v1/orgs/{organizationId}/search.`,
     args: { query: t.arg.string({ required: true, description: 'At most 512 characters.' }) },
     select: { id: true },
     resolve: async (org, args, ctx) => toConnection<SearchSpace>('Organization.search', await searchOrganization(ctx, org.id, args.query, domainArgs('Organization.search', args))) as never,
