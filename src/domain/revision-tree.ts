@@ -4,9 +4,10 @@
 // ("Revision"."treeRoot"). A one-page edit writes the nodes on that page's path (depth + 1 rows,
 // a few kB), whatever the size of the space.
 //
-// Nodes never change, so the process keeps a bounded cache of them (by bytes). It is filled only
-// from reads outside a transaction: a transaction may read nodes it wrote itself and then roll
-// back, and a cached node that was never committed would let a later tree point at a missing row.
+// Nodes never change, so the process keeps a bounded cache of them (by bytes). It keeps only rows
+// the database shows as written by an earlier transaction (`age(xmin) > 0`): a transaction may
+// read nodes it wrote itself and then roll back, and a cached node that was never committed
+// would let a later tree point at a missing row.
 import { LRUCache } from 'lru-cache';
 import type { Db, Tx } from '../db/client.ts';
 import { transaction } from '../db/transaction.ts';
@@ -50,16 +51,11 @@ export function newTreeStats(): TreeStats {
   return { statements: 0, nodesRead: 0, nodesWritten: 0, bytesWritten: 0 };
 }
 
-/** The client outside any transaction (an interactive transaction's client has no `$transaction`): reads there see only committed rows. */
-function outsideTransaction(db: Tx): boolean {
-  return typeof (db as Partial<Db>).$transaction === 'function';
-}
+/** A node as read, with its stored size and whether an earlier (so committed) transaction wrote it. */
+type NodeRow = { hash: string; entries: NodeContent; size: number; committed: boolean };
 
-type NodeRow = { hash: string; entries: NodeContent; size: number };
-
-function remember(db: Tx, rows: NodeRow[]) {
-  if (!outsideTransaction(db)) return;
-  for (const r of rows) cache.set(r.hash, { content: r.entries, bytes: 2 * r.size });
+function remember(rows: NodeRow[]) {
+  for (const r of rows) if (r.committed) cache.set(r.hash, { content: r.entries, bytes: 2 * r.size });
 }
 
 /** Nodes from the cache, else one statement per call (one per level of a walk). */
@@ -78,12 +74,12 @@ class DbNodes implements NodeSource {
     }
     if (missing.length) {
       const rows = await this.db.$queryRaw<NodeRow[]>`
-        SELECT "hash", "entries", pg_column_size("entries")::int AS size FROM "RevisionTreeNode" WHERE "hash" = ANY(${missing}::text[])`;
+        SELECT "hash", "entries", pg_column_size("entries")::int AS size, age(xmin) > 0 AS committed FROM "RevisionTreeNode" WHERE "hash" = ANY(${missing}::text[])`;
       if (this.stats) {
         this.stats.statements++;
         this.stats.nodesRead += rows.length;
       }
-      remember(this.db, rows);
+      remember(rows);
       for (const r of rows) out.set(r.hash, r.entries);
     }
     return out;
@@ -145,21 +141,21 @@ export async function readEntriesOf(db: Tx, root: string | null, stats?: TreeSta
   if (!root) return new Map();
   if (cache.has(root)) return readEntries(new DbNodes(db, stats), root);
   const rows = await db.$queryRaw<NodeRow[]>`
-    WITH RECURSIVE t("hash", "entries") AS (
-      SELECT n."hash", n."entries" FROM "RevisionTreeNode" n
+    WITH RECURSIVE t("hash", "entries", "xmin") AS (
+      SELECT n."hash", n."entries", n.xmin FROM "RevisionTreeNode" n
       WHERE n."hash" = ${root} OR n."hash" = (SELECT r."entries"->'r'->>0 FROM "RevisionTreeNode" r WHERE r."hash" = ${root})
       UNION ALL
-      SELECT n."hash", n."entries"
+      SELECT n."hash", n."entries", n.xmin
       FROM t CROSS JOIN LATERAL jsonb_array_elements(t."entries"->'c') AS c(child)
       JOIN "RevisionTreeNode" n ON n."hash" = c.child->>1
     )
-    SELECT "hash", "entries", pg_column_size("entries")::int AS size FROM t`;
+    SELECT "hash", "entries", pg_column_size("entries")::int AS size, age("xmin") > 0 AS committed FROM t`;
   if (stats) {
     stats.statements++;
     stats.nodesRead += rows.length;
   }
   if (!rows.some((r) => r.hash === root)) throw new Error(`revision tree node ${root} is missing`);
-  remember(db, rows);
+  remember(rows);
   const byHash = new Map(rows.map((r) => [r.hash, r.entries]));
   return readEntries({ load: async (hashes) => new Map(hashes.filter((h) => byHash.has(h)).map((h) => [h, byHash.get(h)!])) }, root);
 }
