@@ -1,0 +1,213 @@
+// Revisions' page trees as content-addressed nodes shared between revisions (the trie itself:
+// src/lib/page-trie.ts). A node is an immutable row of "RevisionTreeNode" (hash = sha256 of its
+// canonical JSON), written with ON CONFLICT DO NOTHING; a revision keeps only its root hash
+// ("Revision"."treeRoot"). A one-page edit writes the nodes on that page's path (depth + 1 rows,
+// a few kB), whatever the size of the space.
+//
+// Nodes never change, so the process keeps a bounded cache of them (by bytes). It keeps only rows
+// the database shows as written by an earlier transaction (`age(xmin) > 0`): a transaction may
+// read nodes it wrote itself and then roll back, and a cached node that was never committed
+// would let a later tree point at a missing row.
+import { LRUCache } from 'lru-cache';
+import type { Db, Tx } from '../db/client.ts';
+import { transaction } from '../db/transaction.ts';
+import {
+  buildTree,
+  diffEntries,
+  entriesFromNodes,
+  lookupEntries,
+  nodesFromEntries,
+  readChildren,
+  readEntries,
+  updateTree,
+  type NodeContent,
+  type NodeSource,
+  type TreeChange,
+  type TreeDiff,
+  type TreeEntry,
+  type TreeNode,
+  type TreeWrite,
+} from '../lib/page-trie.ts';
+
+export { positionBetween, entriesFromNodes, nodesFromEntries, type TreeChange, type TreeDiff, type TreeEntry } from '../lib/page-trie.ts';
+
+/** Bytes of decoded nodes the process keeps (about 2 × their stored size each). */
+const NODE_CACHE_BYTES = 64 * 1024 * 1024;
+
+const cache = new LRUCache<string, { content: NodeContent; bytes: number }>({
+  maxSize: NODE_CACHE_BYTES,
+  sizeCalculation: (v) => Math.max(1, v.bytes),
+});
+
+/** Forget every cached node (tests and the benchmark measure cold reads). */
+export function clearTreeCache() {
+  cache.clear();
+}
+
+/** What an operation did, for tests and the benchmark. */
+export type TreeStats = { statements: number; nodesRead: number; nodesWritten: number; bytesWritten: number };
+
+export function newTreeStats(): TreeStats {
+  return { statements: 0, nodesRead: 0, nodesWritten: 0, bytesWritten: 0 };
+}
+
+/** A node as read, with its stored size and whether an earlier (so committed) transaction wrote it. */
+type NodeRow = { hash: string; entries: NodeContent; size: number; committed: boolean };
+
+function remember(rows: NodeRow[]) {
+  for (const r of rows) if (r.committed) cache.set(r.hash, { content: r.entries, bytes: 2 * r.size });
+}
+
+/** Nodes from the cache, else one statement per call (one per level of a walk). */
+class DbNodes implements NodeSource {
+  constructor(
+    private readonly db: Tx,
+    private readonly stats?: TreeStats,
+  ) {}
+  async load(hashes: string[]) {
+    const out = new Map<string, NodeContent>();
+    const missing: string[] = [];
+    for (const h of hashes) {
+      const hit = cache.get(h);
+      if (hit) out.set(h, hit.content);
+      else missing.push(h);
+    }
+    if (missing.length) {
+      const rows = await this.db.$queryRaw<NodeRow[]>`
+        SELECT "hash", "entries", pg_column_size("entries")::int AS size, age(xmin) > 0 AS committed FROM "RevisionTreeNode" WHERE "hash" = ANY(${missing}::text[])`;
+      if (this.stats) {
+        this.stats.statements++;
+        this.stats.nodesRead += rows.length;
+      }
+      remember(rows);
+      for (const r of rows) out.set(r.hash, r.entries);
+    }
+    return out;
+  }
+}
+
+/** Store the nodes a write created; returns how many rows were new and their JSON bytes. */
+async function storeNodes(tx: Tx, created: TreeWrite['created'], stats?: TreeStats) {
+  let nodes = 0;
+  let bytes = 0;
+  const list = [...created];
+  // About 2 MB of JSON per statement at most.
+  for (let i = 0; i < list.length; i += 300) {
+    const chunk = list.slice(i, i + 300);
+    const inserted = await tx.$queryRaw<Array<{ bytes: number }>>`
+      INSERT INTO "RevisionTreeNode" ("hash", "entries")
+      SELECT x.h, x.j::jsonb FROM unnest(${chunk.map((c) => c[0])}::text[], ${chunk.map((c) => c[1].json)}::text[]) AS x(h, j)
+      ON CONFLICT ("hash") DO NOTHING
+      RETURNING pg_column_size("entries")::int AS bytes`;
+    nodes += inserted.length;
+    bytes += inserted.reduce((s, r) => s + r.bytes, 0);
+    if (stats) stats.statements++;
+  }
+  if (stats) {
+    stats.nodesWritten += nodes;
+    stats.bytesWritten += bytes;
+  }
+  return { nodes, bytes };
+}
+
+// ------------------------------------------------------------------ the API
+
+/**
+ * The tree `baseRoot` (null: empty) with `changes` applied (an entry upserts a page, null
+ * removes it; removing a page does not remove its children: the caller lists them), stored.
+ * Reads only the changed pages' paths and writes only nodes that are new; a batch that changes
+ * nothing returns `baseRoot` and writes nothing.
+ */
+export async function writeTree(tx: Tx, baseRoot: string | null, changes: TreeChange[], stats?: TreeStats): Promise<{ root: string; nodesWritten: number; bytesWritten: number }> {
+  const write = await updateTree(new DbNodes(tx, stats), baseRoot, changes);
+  const stored = await storeNodes(tx, write.created, stats);
+  return { root: write.root, nodesWritten: stored.nodes, bytesWritten: stored.bytes };
+}
+
+/** Store a whole tree built in memory (migration of a JSON tree, tests). */
+export async function writeWholeTree(tx: Tx, tree: TreeNode[], stats?: TreeStats): Promise<{ root: string; nodesWritten: number; bytesWritten: number }> {
+  const write = treeFromNodes(tree);
+  const stored = await storeNodes(tx, write.created, stats);
+  return { root: write.root, nodesWritten: stored.nodes, bytesWritten: stored.bytes };
+}
+
+/** A root (and its nodes, to store) for a tree in today's nested JSON shape. Pure. */
+export function treeFromNodes(tree: TreeNode[]): TreeWrite {
+  return buildTree(entriesFromNodes(tree));
+}
+
+/** Every page entry of a tree: one statement (a recursive walk in the database), none when its nodes are cached. */
+export async function readEntriesOf(db: Tx, root: string | null, stats?: TreeStats): Promise<Map<string, TreeEntry>> {
+  if (!root) return new Map();
+  if (cache.has(root)) return readEntries(new DbNodes(db, stats), root);
+  const rows = await db.$queryRaw<NodeRow[]>`
+    WITH RECURSIVE t("hash", "entries", "xmin") AS (
+      SELECT n."hash", n."entries", n.xmin FROM "RevisionTreeNode" n
+      WHERE n."hash" = ${root} OR n."hash" = (SELECT r."entries"->'r'->>0 FROM "RevisionTreeNode" r WHERE r."hash" = ${root})
+      UNION ALL
+      SELECT n."hash", n."entries", n.xmin
+      FROM t CROSS JOIN LATERAL jsonb_array_elements(t."entries"->'c') AS c(child)
+      JOIN "RevisionTreeNode" n ON n."hash" = c.child->>1
+    )
+    SELECT "hash", "entries", pg_column_size("entries")::int AS size, age("xmin") > 0 AS committed FROM t`;
+  if (stats) {
+    stats.statements++;
+    stats.nodesRead += rows.length;
+  }
+  if (!rows.some((r) => r.hash === root)) throw new Error(`revision tree node ${root} is missing`);
+  remember(rows);
+  const byHash = new Map(rows.map((r) => [r.hash, r.entries]));
+  return readEntries({ load: async (hashes) => new Map(hashes.filter((h) => byHash.has(h)).map((h) => [h, byHash.get(h)!])) }, root);
+}
+
+/** A revision's page tree in the nested shape revisions use (siblings by sort key). */
+export async function readTree(db: Tx, root: string | null, stats?: TreeStats): Promise<TreeNode[]> {
+  return nodesFromEntries(await readEntriesOf(db, root, stats));
+}
+
+/** The entries of `pageIds` in a tree (absent pages left out), reading only the nodes on their paths: at most depth + 1 statements. */
+export function lookupPages(db: Tx, root: string | null, pageIds: string[], stats?: TreeStats): Promise<Map<string, TreeEntry>> {
+  return lookupEntries(new DbNodes(db, stats), root, pageIds);
+}
+
+/** The children of `parentId` (null: top-level pages), in order, reading only that parent's part of the tree. */
+export function childPages(db: Tx, root: string | null, parentId: string | null, stats?: TreeStats): Promise<Array<{ pageId: string; pos: string }>> {
+  return readChildren(new DbNodes(db, stats), root, parentId);
+}
+
+/** Pages whose entry (version, parent or position) differs between two trees; subtrees with equal hashes are not read. */
+export function diffTrees(db: Tx, rootA: string | null, rootB: string | null, stats?: TreeStats): Promise<TreeDiff[]> {
+  return diffEntries(new DbNodes(db, stats), rootA, rootB);
+}
+
+// ------------------------------------------------------------------ migration of existing revisions
+
+/**
+ * Give every revision without a `treeRoot` the root of its JSON tree, `batchSize` revisions per
+ * transaction. Safe to re-run and to stop anywhere: a batch either commits whole or not at all,
+ * nodes are content-addressed (a node written by a batch that died is the same row the next run
+ * writes), and only revisions still without a root are updated. Returns the number converted.
+ */
+export async function backfillRevisionTrees(db: Db, opts: { batchSize?: number; maxBatches?: number } = {}): Promise<{ converted: number; done: boolean }> {
+  const batchSize = opts.batchSize ?? 20;
+  let converted = 0;
+  for (let batch = 0; opts.maxBatches === undefined || batch < opts.maxBatches; batch++) {
+    const rows = await db.$queryRaw<Array<{ id: string; tree: TreeNode[] }>>`
+      SELECT "id", "tree" FROM "Revision" WHERE "treeRoot" IS NULL ORDER BY "id" LIMIT ${batchSize}`;
+    if (rows.length === 0) return { converted, done: true };
+    const created: TreeWrite['created'] = new Map();
+    const roots = rows.map((r) => {
+      const write = treeFromNodes(Array.isArray(r.tree) ? r.tree : []);
+      for (const [h, n] of write.created) created.set(h, n);
+      return write.root;
+    });
+    converted += await transaction(db, async (tx) => {
+      await storeNodes(tx, created);
+      return tx.$executeRaw`
+        UPDATE "Revision" r SET "treeRoot" = x.root
+        FROM unnest(${rows.map((r) => r.id)}::text[], ${roots}::text[]) AS x(id, root)
+        WHERE r."id" = x.id AND r."treeRoot" IS NULL`;
+    });
+  }
+  return { converted, done: false };
+}

@@ -1,0 +1,215 @@
+// Revision trees stored as shared, content-addressed rows (src/domain/revision-tree.ts) on the
+// real database: what a one-page change writes and what reads read, counted in rows, bytes and
+// statements at 10, 1,000 and 20,000 pages; the node cache and rolled-back transactions; the
+// backfill of revisions' JSON trees.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { transaction } from '../src/db/transaction.ts';
+import { newId } from '../src/lib/ids.ts';
+import {
+  backfillRevisionTrees,
+  childPages,
+  clearTreeCache,
+  diffTrees,
+  lookupPages,
+  newTreeStats,
+  readTree,
+  treeFromNodes,
+  writeTree,
+  writeWholeTree,
+} from '../src/domain/revision-tree.ts';
+import type { TreeNode } from '../src/domain/revisions.ts';
+import { startTestApp, type TestApp } from './helpers.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t?.close());
+
+/** A deterministic tree of `size` pages: a tenth at the top, each other page under an earlier one. */
+function syntheticTree(size: number, tag: string): TreeNode[] {
+  const roots: TreeNode[] = [];
+  const all: TreeNode[] = [];
+  for (let i = 0; i < size; i++) {
+    const node: TreeNode = { id: `page_${tag}${i.toString(36)}x${size}`, v: `pv_${tag}${i.toString(36)}v1`, pages: [] };
+    if (i % 10 === 0 || all.length === 0) roots.push(node);
+    else all[((i * 2654435761) % 4294967296) % all.length].pages.push(node);
+    all.push(node);
+  }
+  return roots;
+}
+
+const nodeRows = async () => Number((await t.app.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM "RevisionTreeNode"`)[0].n);
+
+/** Depth of the `byId` trie under a root (root node not counted). */
+async function depthOf(root: string): Promise<number> {
+  const rows = await t.app.prisma.$queryRaw<Array<{ depth: number }>>`
+    WITH RECURSIVE w("hash", "entries", "depth") AS (
+      SELECT n."hash", n."entries", 1 FROM "RevisionTreeNode" n
+      WHERE n."hash" = (SELECT r."entries"->'r'->>0 FROM "RevisionTreeNode" r WHERE r."hash" = ${root})
+      UNION ALL
+      SELECT n."hash", n."entries", w."depth" + 1 FROM w CROSS JOIN LATERAL jsonb_array_elements(w."entries"->'c') c JOIN "RevisionTreeNode" n ON n."hash" = c->>1
+    )
+    SELECT max("depth")::int AS depth FROM w`;
+  return rows[0].depth;
+}
+
+describe('a one-page change costs its path, whatever the size of the space', () => {
+  for (const size of [10, 1_000, 20_000]) {
+    it(`at ${size} pages`, async () => {
+      const tree = syntheticTree(size, `s${size}`);
+      const base = await transaction(t.app.prisma, (tx) => writeWholeTree(tx, tree), { timeout: 60_000 });
+      expect(base.root).toBe(treeFromNodes(tree).root);
+      const depth = await depthOf(base.root);
+      expect(depth).toBe(size <= 64 ? 1 : size <= 2_000 ? 2 : 3);
+
+      // Reading the tree back gives the tree it was built from, in one statement.
+      clearTreeCache();
+      const stats = newTreeStats();
+      expect(await readTree(t.app.prisma, base.root, stats)).toEqual(tree);
+      expect(stats.statements).toBe(1);
+
+      // Edit one page deep in the tree: a new version.
+      const page = tree[tree.length - 1].pages[0] ?? tree[tree.length - 1];
+      clearTreeCache();
+      const before = await nodeRows();
+      const writeStats = newTreeStats();
+      const edit = await transaction(t.app.prisma, async (tx) => {
+        const [entry] = (await lookupPages(tx, base.root, [page.id])).values();
+        return writeTree(tx, base.root, [{ pageId: page.id, entry: { ...entry, v: 'pv_edited' } }], writeStats);
+      });
+      const written = (await nodeRows()) - before;
+      expect(written).toBe(edit.nodesWritten);
+      expect(written).toBeLessThanOrEqual(depth + 1);
+      expect(edit.bytesWritten).toBeLessThan(16_000);
+      // The root, one statement per level of its path, the insert.
+      expect(writeStats.statements).toBeLessThanOrEqual(depth + 2);
+
+      const edited = structuredClone(tree);
+      const target = edited[edited.length - 1].pages[0] ?? edited[edited.length - 1];
+      target.v = 'pv_edited';
+      expect(await readTree(t.app.prisma, edit.root)).toEqual(edited);
+
+      // The diff names that page only and reads the two paths.
+      clearTreeCache();
+      const diffStats = newTreeStats();
+      const diff = await diffTrees(t.app.prisma, base.root, edit.root, diffStats);
+      expect(diff).toEqual([{ pageId: page.id, before: expect.objectContaining({ v: page.v }), after: expect.objectContaining({ v: 'pv_edited' }) }]);
+      expect(diffStats.nodesRead).toBeLessThanOrEqual(2 * (depth + 1));
+      expect(diffStats.statements).toBeLessThanOrEqual(depth + 2);
+
+      // A lookup reads the page's path only.
+      clearTreeCache();
+      const counted = newTreeStats();
+      const found = await lookupPages(t.app.prisma, edit.root, [page.id, 'page_absent'], counted);
+      expect([...found.keys()]).toEqual([page.id]);
+      expect(found.get(page.id)!.v).toBe('pv_edited');
+      // The root, then the two keys' paths (one level per statement).
+      expect(counted.nodesRead).toBeLessThanOrEqual(1 + 2 * depth);
+      expect(counted.statements).toBeLessThanOrEqual(depth + 1);
+
+      // The same change again writes nothing.
+      const again = await transaction(t.app.prisma, (tx) => writeTree(tx, edit.root, [{ pageId: page.id, entry: found.get(page.id)! }]));
+      expect(again).toEqual({ root: edit.root, nodesWritten: 0, bytesWritten: 0 });
+    });
+  }
+});
+
+describe('moves, inserts and children', () => {
+  it('a move rewrites the page entry only and the children lists follow', async () => {
+    const tree = syntheticTree(500, 'mv');
+    const { root } = await transaction(t.app.prisma, (tx) => writeWholeTree(tx, tree), { timeout: 60_000 });
+    const [a, b] = tree.filter((p) => p.pages.length > 1);
+    const children = await childPages(t.app.prisma, root, a.id);
+    expect(children.map((c) => c.pageId)).toEqual(a.pages.map((p) => p.id));
+    expect((await childPages(t.app.prisma, root, null)).map((c) => c.pageId)).toEqual(tree.map((p) => p.id));
+
+    // Move b's first child to the front of a's children.
+    const moving = b.pages[0];
+    const before = await nodeRows();
+    const { positionBetween } = await import('../src/domain/revision-tree.ts');
+    const moved = await transaction(t.app.prisma, (tx) =>
+      writeTree(tx, root, [{ pageId: moving.id, entry: { v: moving.v, parent: a.id, pos: positionBetween(null, children[0]?.pos ?? null) } }]),
+    );
+    // byId: its path; byParent: the old and the new parent's paths; the root.
+    expect((await nodeRows()) - before).toBeLessThanOrEqual(3 * 3 + 1);
+    expect((await childPages(t.app.prisma, moved.root, a.id)).map((c) => c.pageId)).toEqual([moving.id, ...a.pages.map((p) => p.id)]);
+    expect((await childPages(t.app.prisma, moved.root, b.id)).map((c) => c.pageId)).toEqual(b.pages.slice(1).map((p) => p.id));
+    const expected = structuredClone(tree);
+    expected[1].pages.shift();
+    expected[0].pages.unshift(structuredClone(moving));
+    expect(await readTree(t.app.prisma, moved.root)).toEqual(expected);
+    expect((await diffTrees(t.app.prisma, root, moved.root)).map((d) => d.pageId)).toEqual([moving.id]);
+  });
+});
+
+describe('the node cache', () => {
+  it('serves a second read without statements, and never keeps what a rolled-back transaction wrote', async () => {
+    const tree = syntheticTree(300, 'cache');
+    const { root } = await transaction(t.app.prisma, (tx) => writeWholeTree(tx, tree), { timeout: 60_000 });
+    clearTreeCache();
+    await readTree(t.app.prisma, root);
+    const warm = newTreeStats();
+    expect(await readTree(t.app.prisma, root, warm)).toEqual(tree);
+    expect(warm.statements).toBe(0);
+
+    // A tree written and read inside a transaction that rolls back.
+    const ghost = syntheticTree(80, 'ghost');
+    let ghostRoot = '';
+    await expect(
+      transaction(t.app.prisma, async (tx) => {
+        ghostRoot = (await writeWholeTree(tx, ghost)).root;
+        expect(await readTree(tx, ghostRoot)).toEqual(ghost);
+        await lookupPages(tx, ghostRoot, [ghost[0].id]);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await expect(readTree(t.app.prisma, ghostRoot)).rejects.toThrow(/missing/);
+    await expect(lookupPages(t.app.prisma, ghostRoot, [ghost[0].id])).rejects.toThrow(/missing/);
+  });
+});
+
+describe('backfill of JSON trees', () => {
+  it('converts every revision, in batches, shares nodes between similar trees, and may be re-run', async () => {
+    const r = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'Backfill' });
+    expect(r.status).toBe(201);
+    const spaceId = r.body.id as string;
+    // Three revisions: a tree, the same with one page edited, the same with one page more.
+    const first = syntheticTree(400, 'bf');
+    const second = structuredClone(first);
+    second[3].v = 'pv_bf_edited';
+    const third = structuredClone(second);
+    third.push({ id: 'page_bf_last', v: 'pv_bf_last', pages: [] });
+    const ids: string[] = [];
+    for (const tree of [first, second, third]) {
+      const id = newId('Revision');
+      ids.push(id);
+      await t.app.prisma.revision.create({ data: { id, spaceId, tree: tree as never, parents: ids.length > 1 ? [ids[ids.length - 2]] : [] } });
+    }
+    const pending = async () => Number((await t.app.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM "Revision" WHERE "treeRoot" IS NULL`)[0].n);
+    const total = await pending();
+    expect(total).toBeGreaterThanOrEqual(3);
+
+    const nodesBefore = await nodeRows();
+    // Stopped after one batch: that batch is converted, the rest is not.
+    const part = await backfillRevisionTrees(t.app.prisma, { batchSize: 2, maxBatches: 1 });
+    expect(part).toEqual({ converted: 2, done: false });
+    expect(await pending()).toBe(total - 2);
+
+    const rest = await backfillRevisionTrees(t.app.prisma, { batchSize: 2 });
+    expect(rest).toEqual({ converted: total - 2, done: true });
+    expect(await pending()).toBe(0);
+    expect(await backfillRevisionTrees(t.app.prisma)).toEqual({ converted: 0, done: true });
+
+    const rows = await t.app.prisma.revision.findMany({ where: { id: { in: ids } }, select: { id: true, treeRoot: true } });
+    const rootOf = new Map(rows.map((x) => [x.id, x.treeRoot!]));
+    for (const [i, tree] of [first, second, third].entries()) {
+      expect(rootOf.get(ids[i])).toBe(treeFromNodes(tree).root);
+      expect(await readTree(t.app.prisma, rootOf.get(ids[i])!)).toEqual(tree);
+    }
+    // The three trees of 400 pages share their nodes: far fewer rows than three separate trees.
+    const oneTree = treeFromNodes(first).created.size;
+    expect((await nodeRows()) - nodesBefore).toBeLessThan(oneTree * 2);
+    expect((await diffTrees(t.app.prisma, rootOf.get(ids[0])!, rootOf.get(ids[2])!)).map((d) => d.pageId).sort()).toEqual(['page_bf_last', first[3].id].sort());
+  });
+});
