@@ -10,7 +10,7 @@
 // - `/metrics` (Prometheus text) from a registry of this app instance (tests run several apps in
 //   one process): HTTP requests and latency by route/method/status, statements per request, the
 //   database pool, the job queue (read on scrape), process metrics and the GraphQL phases.
-// docs/decisions.md, "Operations: request ids, access logs, metrics".
+// docs/decisions.md, "Observability".
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import type pg from 'pg';

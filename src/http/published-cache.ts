@@ -22,7 +22,7 @@
 // - Readers without a token are gated like any other (the gate takes a null viewer). An anonymous
 //   GET whose reader is `sharedCacheable` is remembered for conditional.ts, which then answers
 //   `Cache-Control: public` with a Surrogate-Key instead of `private` (docs/decisions.md,
-//   "Audiences: the edge, scoped tokens and shared caches").
+//   "Requests without a token").
 //
 // Bounded by bytes: the key is a sha256 digest of the site, its version, the canonical
 // operation (printed, so whitespace and comments do not count) and the canonical variables (the
