@@ -148,14 +148,18 @@ describe('OpenAPI specifications: processing', () => {
     // event loop this document held it for seconds, every request of the process waiting.
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
+    const started = performance.now();
     const res = await t.rest('PUT', `${base()}/big`, { source: { url: `${fixtureBase}/big.yaml` } });
     expect(res.status, res.text).toBe(201);
     // Generous: the job shares a busy CI machine's two cores; the assertion is the event loop's, not the job's speed.
     const done = await waitProcessed('big', 100_000);
+    const elapsedMs = performance.now() - started;
     loop.disable();
     expect(done.lastProcessErrorCode).toBeUndefined();
     expect(done.lastVersion).toMatch(/^oasv_/);
-    expect(loop.max / 1e6).toBeLessThan(1000);
+    // On the event loop the parse would stall it for most of the job's time; in its thread the
+    // longest stall is a fraction of it, however loaded the machine (GC and a busy core included).
+    expect(loop.max / 1e6).toBeLessThan(Math.max(1000, elapsedMs / 2));
   }, 120_000);
 
   it('re-fetches on PUT with the same source: unchanged content adds no version, changed content adds one', async () => {

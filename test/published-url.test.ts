@@ -88,7 +88,7 @@ beforeAll(async () => {
 const LOOKUP = `query($url: String!, $shareKey: String, $visitor: JSON) {
   publishedContentByUrl(url: $url, shareKey: $shareKey, visitor: $visitor) {
     redirect target pathname basePath siteBasePath canonicalUrl complete revisionId organizationId
-    site { id: siteId title } siteSection { id path } siteSpace { id path } space { id } page { id: pageId title path }
+    site { id: siteId title } siteSection { id: siteSectionId path } siteSpace { id: siteSpaceId path } space { id: spaceId } page { id: pageId title path }
   } }`;
 
 async function lookup(url: string, opts: { token?: string | null; shareKey?: string; visitor?: unknown } = {}) {
@@ -203,7 +203,7 @@ describe('publishedContentByUrl: readers', () => {
     const outsider = await t.createUser();
     const r = await t.gql(
       `query($url: String!) { publishedContentByUrl(url: $url) {
-        site { id: siteId sections { id } } siteSection { id condition siteSpaces { id } } siteSpace { id title urls { published } } space { id title }
+        site { id: siteId sections { id: siteSectionId } } siteSection { id: siteSectionId condition siteSpaces { id: siteSpaceId } } siteSpace { id: siteSpaceId title urls { published } } space { id: spaceId title }
         page { id: pageId title path } } }`,
       { url: 'https://docs.example.com/product/guides/v1/guide' },
       outsider.token,

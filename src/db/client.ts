@@ -13,7 +13,7 @@
 // transaction): N such transactions on a pool of N wait for each other until they time out.
 // `transactionScope` marks the code of an open transaction (db/transaction.ts sets it), the
 // pool reports every connection asked for inside one, the app logs it and the tests fail on it
-// (docs/decisions.md, "One connection per transaction").
+// (docs/decisions.md, "Transactions, lock order and retries").
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';

@@ -2,7 +2,7 @@
 // conditions). Sections, section groups, site spaces, moves and reading order live in
 // `site-structure.ts` (on the ordering model of `site-order.ts`); share links in `share-links.ts`.
 //
-// Access (docs/decisions.md "Sites"; the rules are rows and methods of src/auth/access.ts):
+// Access (docs/decisions.md "Sites and audiences"; the rules are rows and methods of src/auth/):
 //   - reading a site's settings and structure: any organization member with a role (`read` and
 //     up; guests get 403, outsiders 404);
 //   - every write (create, update, delete, publish, structure, adaptive schema, share links):

@@ -24,7 +24,7 @@
 // that died during its last attempt). Idempotent: a delivery that succeeded or failed is never
 // sent again by its job.
 //
-// Fairness (issue 20): deliveries run on a worker pool of their own (src/tasks.ts, src/jobs.ts),
+// Fairness: deliveries run on a worker pool of their own (src/tasks.ts, src/jobs.ts),
 // each organization's in one named queue (`webhooks:<organizationId>`, given by SQL
 // `docgraph_webhook_enqueue`: one delivery of an organization at a time), so a receiver that hangs holds one webhook worker and never another organization's jobs
 // or any import. A circuit breaker per webhook: after WEBHOOK_CIRCUIT_FAILURES failed attempts in

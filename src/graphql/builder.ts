@@ -16,7 +16,7 @@ import { AppError, fromDatabaseError, notFound } from '../lib/errors.ts';
 
 export const MAX_PAGE_SIZE = 1000;
 
-/** The budget of a GraphQL request (docs/decisions.md, "Cursors and limits"). */
+/** The budget of a GraphQL request (docs/decisions.md, "Page sizes"). */
 export const GRAPHQL_LIMITS = { complexity: 100_000, depth: 24, breadth: 400 };
 
 export const builder = new SchemaBuilder<{

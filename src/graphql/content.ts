@@ -93,7 +93,7 @@ export async function loadPageVersions(ctx: Context, ids: readonly string[], col
     return keys.map((k) => m.get(k) ?? null);
   });
   // loadMany answers a failed batch with Error values in place of rows; reading those as "no
-  // row" once cached a timed-out load as an empty tree (issue 20). Rethrow the first.
+  // row" once cached a timed-out load as an empty tree. Rethrow the first.
   const rows = await l.loadMany([...ids]);
   for (const r of rows) if (r instanceof Error) throw r;
   return rows as Array<PageVersionRow | null>;

@@ -31,7 +31,7 @@ export type SharedCaching = { sMaxAgeSeconds: number; staleWhileRevalidateSecond
 export const sharedCacheControl = (c: SharedCaching) => `public, max-age=0, s-maxage=${c.sMaxAgeSeconds}, stale-while-revalidate=${c.staleWhileRevalidateSeconds}`;
 
 /** Space and revision ids as the API spells them (src/lib/ids.ts: a prefix and 22 base62 characters), whole JSON strings. */
-const ANSWER_IDS = /"((?:space|rev)_[0-9A-Za-z]{22})"/g;
+const ANSWER_IDS = /"((?:space|rev)_[0-9A-Za-z]{22})(?:~[0-9a-f]{16})?"/g;
 /** Above this many keys only the site's is sent (purging the site purges every answer of it anyway). */
 export const MAX_SURROGATE_KEYS = 256;
 

@@ -409,7 +409,7 @@ export function documentIsIntrospectionOnly(document: DocumentNode): boolean {
 /**
  * Answers of introspection-only queries, serialized once: they depend on the schema alone (no
  * viewer, no data), and executing GraphiQL's full introspection costs ~100 ms of the event loop
- * and ~400 kB each time (issue 20: anonymous introspection was a cheap way to keep the loop
+ * and ~400 kB each time (anonymous introspection was a cheap way to keep the loop
  * busy). Keyed by the parsed document (yoga's parse cache hands the same object for the same
  * text), the operation name and the variables; at most `maxBytes` of answers, least recently used
  * out first. Placed after the rate limiter: a hit is still charged.

@@ -1,6 +1,6 @@
 // GraphQL over HTTP (https://graphql.github.io/graphql-over-http/) at /graphql: which JSON media
 // type an answer takes and which status a request error gets under it (docs/decisions.md,
-// "Front-end clients: GraphQL over HTTP"); and the `WWW-Authenticate` challenge every 401 carries.
+// "GraphQL over HTTP"); and the `WWW-Authenticate` challenge every 401 carries.
 //
 // - `application/graphql-response+json` when the client prefers it (listed before
 //   `application/json`, or with a higher q); `application/json` otherwise (no Accept, `*/*`,

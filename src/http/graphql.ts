@@ -76,7 +76,7 @@ export function createGraphqlEndpoint(edge: Edge) {
  * The context of a GraphQL request. Introspection alone reads only the schema: public, so the
  * Docs pane needs no token. Published reads (every root field in PUBLISHED_READ_ROOT_FIELDS) run
  * without a token, as the anonymous reader; a `published`-scoped token runs nothing else
- * (docs/decisions.md, "Audiences: the edge, scoped tokens and shared caches").
+ * (docs/decisions.md, "Requests without a token").
  */
 function graphqlContext(edge: Edge) {
   const { config } = edge.deps;
@@ -114,7 +114,7 @@ function graphqlPlugins(edge: Edge, parts: { trusted: TrustedDocuments; publishe
     maxTokensPlugin({ n: limits.graphqlMaxTokens }),
     maxAliasesPlugin({ n: limits.graphqlMaxAliases, allowList: [] }),
     maxDirectivesPlugin({ n: limits.graphqlMaxDirectives }),
-    useDeferStream(), // @defer / @stream as multipart/mixed (docs/decisions.md, "Front-end clients: incremental delivery…")
+    useDeferStream(), // @defer / @stream as multipart/mixed (docs/decisions.md, "Incremental delivery")
     useWellFormedParams(),
     useCleanStrings(),
     useErrorStatus(),
@@ -354,7 +354,7 @@ export function CleanStringLiteralsRule(context: ValidationContext): ASTVisitor 
 
 /**
  * The HTTP status of a GraphQL result from its errors, in one place (GraphQL over HTTP: see
- * graphql-over-http.ts and docs/decisions.md, "Front-end clients: GraphQL over HTTP"):
+ * graphql-over-http.ts and docs/decisions.md, "GraphQL over HTTP"):
  * - request errors (parse, validation, variables, the document limits above, trusted documents)
  *   carry no code of their own: they get `BAD_REQUEST`, so every error a client can cause names
  *   its kind, and `REQUEST_ERROR_HTTP`: 400 under `application/graphql-response+json`, 200 with

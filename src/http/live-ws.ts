@@ -1,6 +1,6 @@
 // GraphQL over WebSocket (the `graphql-transport-ws` protocol of the graphql-ws library, what most
 // Apollo Client and urql set-ups use) on /graphql, beside the event streams (live-sse.ts): README
-// "Live updates", docs/decisions.md "Front-end clients: graphql-ws and EventSource".
+// "Live updates", docs/decisions.md "graphql-ws and EventSource".
 //
 // - Upgrade requests to /graphql come here (server.ts `upgrade`); a plain GET still goes to yoga.
 //   Refused before the handshake: another path (404), not a WebSocket upgrade (400), a client

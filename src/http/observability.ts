@@ -1,4 +1,4 @@
-// Operations (issue 15): request ids, one access log line per request, Prometheus metrics.
+// Operations: request ids, one access log line per request, Prometheus metrics.
 //
 // - Every request runs with its record (graphql/context.ts `RequestRecord`, current through
 //   request-context.ts): its id is the caller's well-formed `X-Request-Id` or a generated one,
@@ -10,7 +10,7 @@
 // - `/metrics` (Prometheus text) from a registry of this app instance (tests run several apps in
 //   one process): HTTP requests and latency by route/method/status, statements per request, the
 //   database pool, the job queue (read on scrape), process metrics and the GraphQL phases.
-// docs/decisions.md, "Operations: request ids, access logs, metrics".
+// docs/decisions.md, "Observability".
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import type pg from 'pg';
@@ -324,7 +324,7 @@ export class Observability {
     publishedCache?: { hits: number; misses: number; bypassed: number };
     live?: { readonly size: number; readonly reads: number };
     tokens?: { readonly serving: boolean };
-    /** Each process cache's counted bytes and bound (issue 20: every cache is bounded by bytes). */
+    /** Each process cache's counted bytes and bound (every cache is bounded by bytes). */
     caches?: () => Array<{ name: string; bytes: number; maxBytes: number }>;
   }) {
     const registry = this.metrics?.registry;

@@ -1,4 +1,4 @@
-// The published-structure cache (issue 14): a serialized GraphQL response for a `publishedSite`
+// The published-structure cache: a serialized GraphQL response for a `publishedSite`
 // query, stored under the site's structure version, the document, its variables and the
 // operation name, and served again while the version stands.
 //
@@ -22,9 +22,9 @@
 // - Readers without a token are gated like any other (the gate takes a null viewer). An anonymous
 //   GET whose reader is `sharedCacheable` is remembered for conditional.ts, which then answers
 //   `Cache-Control: public` with a Surrogate-Key instead of `private` (docs/decisions.md,
-//   "Audiences: the edge, scoped tokens and shared caches").
+//   "Requests without a token").
 //
-// Bounded by bytes (issue 20): the key is a sha256 digest of the site, its version, the canonical
+// Bounded by bytes: the key is a sha256 digest of the site, its version, the canonical
 // operation (printed, so whitespace and comments do not count) and the canonical variables (the
 // declared ones only, keys sorted), so whatever a caller sends, a key weighs 43 characters; the
 // LRU counts key and value bytes against `STRUCTURE_CACHE_MB`. Visitor claims are refused above

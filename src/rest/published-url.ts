@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { type RestRoute, compact, q } from './router.ts';
 
 const LOOKUP_FIELDS = `redirect target pathname basePath siteBasePath canonicalUrl organizationId shareKey complete revisionId
-  site { id: siteId } siteSection { id } siteSpace { id } space { id }`;
+  site { id: siteId } siteSection { id: siteSectionId } siteSpace { id: siteSpaceId } space { id: spaceId }`;
 
 const DOCUMENT = `query($url: String!, $visitorToken: String, $visitor: JSON) {
   publishedContentByUrl(url: $url, visitorToken: $visitorToken, visitor: $visitor) { ${LOOKUP_FIELDS} } }`;
