@@ -5,7 +5,8 @@ import { keysetConnection } from './cursors.ts';
 import { builder } from './builder.ts';
 import { dropUndefined, loader, countsByKey, loadSpaceById, loadUserById } from './common.ts';
 import { UserRef } from './users.ts';
-import { ContentChangeOutcomeRef, FileRef, ImportContentSourceEnum, ImportJobRef, RevisionRef, loadRevisionById } from './content.ts';
+import { ContentChangeOutcomeRef, FileRef, RevisionRef, loadRevisionById } from './content.ts';
+import { ImportContentSourceEnum, ImportJobRef } from './imports.ts';
 import type { Context } from './context.ts';
 import type { ChangeRequest } from '../generated/prisma/client.ts';
 import {

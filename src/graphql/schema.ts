@@ -9,6 +9,7 @@ import './teams.ts';
 import './collections.ts';
 import './spaces.ts';
 import './content.ts';
+import './imports.ts';
 import './search.ts';
 import './change-requests.ts';
 import './pdf-exports.ts';

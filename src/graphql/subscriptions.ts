@@ -11,7 +11,7 @@ import { SiteRef, authorize } from './sites.ts';
 import { SpaceRef } from './spaces.ts';
 import { ChangeRequestRef } from './change-requests.ts';
 import { CommentRef, CommentReplyRef } from './comments.ts';
-import { ImportJobRef } from './content.ts';
+import { ImportJobRef } from './imports.ts';
 import { EventTypeEnum } from './audit-events.ts';
 import type { ChangeRequest, Comment, ImportJob, Site, Space } from '../generated/prisma/client.ts';
 import { resolveChangeRequest } from '../domain/change-requests.ts';
