@@ -31,7 +31,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { loadConfig } from '../src/config.ts';
 import { createApp } from '../src/app.ts';
 import { newId } from '../src/lib/ids.ts';
-import { contentCaches } from '../src/graphql/content.ts';
+import { contentCaches } from '../src/graphql/content-loading.ts';
 import { freePort } from './db.ts';
 
 const TOKEN = 'dg_bench_growth_token_0123456789abcdef';

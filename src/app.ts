@@ -9,7 +9,7 @@ import type { TaskDeps } from './domain/context.ts';
 import { onTransactionRetry } from './db/transaction.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { schema } from './graphql/schema.ts';
-import { contentCaches } from './graphql/content.ts';
+import { contentCaches } from './graphql/content-loading.ts';
 import { CONDITION_CACHE_BYTES, conditionCacheBytes } from './lib/conditions.ts';
 import { buildRestRouter } from './rest/index.ts';
 import { createHttpServer } from './http/server.ts';

@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { contentCaches } from '../src/graphql/content.ts';
+import { contentCaches } from '../src/graphql/content-loading.ts';
 import { expectValidResponse } from './openapi.ts';
 
 const CACHE_BYTES = 1024 * 1024;

@@ -6,7 +6,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
-import { contentCaches } from '../src/graphql/content.ts';
+import { contentCaches } from '../src/graphql/content-loading.ts';
 import { makePng, serveFixtures } from './fixtures/content.ts';
 
 let t: TestApp;

@@ -5,7 +5,7 @@
 // machine's speed: the same read in a 10-page and a 60-page space costs the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { contentCaches } from '../src/graphql/content.ts';
+import { contentCaches } from '../src/graphql/content-loading.ts';
 import { expectValidResponse } from './openapi.ts';
 
 let t: TestApp;

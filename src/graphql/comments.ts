@@ -21,7 +21,7 @@ import {
   updateReply,
 } from '../domain/comments.ts';
 import { parseForRead } from '../lib/markdown-pool.ts';
-import { loadPageVersions, loadRevisionContent } from './content.ts';
+import { loadPageVersions, loadRevisionContent } from './content-loading.ts';
 import { forbidden, notFound, parseInput } from '../lib/errors.ts';
 
 const CommentStatusEnum = builder.enumType('CommentStatus', {

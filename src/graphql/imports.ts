@@ -3,7 +3,8 @@
 import { builder } from './builder.ts';
 import { badRequest } from '../lib/errors.ts';
 import { getImportJob, startImport, waitForImportJob } from '../domain/imports.ts';
-import { RevisionRef, loadRevisionById } from './content.ts';
+import { RevisionRef } from './content.ts';
+import { loadRevisionById } from './content-loading.ts';
 
 export const ImportJobStateEnum = builder.enumType('ImportJobState', {
   description: 'Progress of an import job.',

@@ -6,7 +6,7 @@ import { keysetConnection } from './cursors.ts';
 import { DeletePayload, dropUndefined, OWN_ORGANIZATION_ID } from './common.ts';
 import type { Context } from './context.ts';
 import { SiteRef, publishedBaseUrl, ids } from './sites.ts';
-import { loadRevisionContent } from './content.ts';
+import { loadRevisionContent } from './content-loading.ts';
 import type { Site } from '../generated/prisma/client.ts';
 import {
   createSiteRedirect,

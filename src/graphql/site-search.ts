@@ -5,7 +5,7 @@ import { builder } from './builder.ts';
 import { decodeCursor, encodeCursor } from './cursors.ts';
 import type { Context } from './context.ts';
 import { badRequest } from '../lib/errors.ts';
-import { loadRevisionContent } from './content.ts';
+import { loadRevisionContent } from './content-loading.ts';
 import { publishedBaseUrl, withShareKey } from './sites.ts';
 import { searchSite, SITE_SEARCH_CANDIDATES, SITE_SEARCH_MAX_PAGE, SITE_SEARCH_PAGE, type SiteSearchConnection, type SiteSearchResult } from '../domain/site-search.ts';
 
