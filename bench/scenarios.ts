@@ -5,7 +5,7 @@
 import type { Fixture } from './seed.ts';
 import { PEER_QUERY, describePeerTree } from './peer.ts';
 
-export type HttpCall = { method: 'GET' | 'POST'; path: string; body?: unknown; token?: string };
+export type HttpCall = { method: 'GET' | 'POST' | 'PATCH'; path: string; body?: unknown; token?: string };
 
 export type BenchContext = {
   fx: Fixture;
@@ -301,6 +301,31 @@ export const SCENARIOS: Scenario[] = [
     connections: [1],
     request: async ({ fx }) => rest(`/v1/orgs/${fx.organizationId}/search?query=${encodeURIComponent(fx.rareWord)}`),
     describe: items,
+  },
+  {
+    // A one-row write (docs/performance.md, "A one-row write, statement by statement"): the same
+    // title written again and again, so every request is a real UPDATE with its event.
+    kind: 'load',
+    id: '8w',
+    group: 8,
+    name: 'Write: PATCH /v1/spaces/{id} {title}, one row (req/s = updates/s)',
+    api: 'rest',
+    connections: [1, 8],
+    request: async ({ fx }) => ({ method: 'PATCH', path: `/v1/spaces/${fx.spaceId}`, body: { title: 'Bench title' } }),
+    describe: (b) => `space ${b.title}`,
+  },
+  {
+    kind: 'load',
+    id: '8w.peer',
+    group: 8,
+    name: 'peer: PostGraphile v5 updateSpaceByRowId {title}, one row',
+    api: 'graphql',
+    connections: [1, 8],
+    target: 'peer',
+    pairWith: '8w',
+    request: async ({ fx }) =>
+      gql(`mutation($id: String!) { updateSpaceByRowId(input: { rowId: $id, spacePatch: { title: "Bench title" } }) { space { rowId title } } }`, { id: fx.spaceId }),
+    describe: (b) => `space ${b.data.updateSpaceByRowId.space.title}`,
   },
   {
     kind: 'write',

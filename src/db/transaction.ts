@@ -86,3 +86,22 @@ export async function transaction<T>(prisma: Pick<Db, '$transaction'>, fn: (tx: 
     }
   }
 }
+
+/**
+ * One autocommit statement (a write that is atomic on its own, e.g. a data-modifying `WITH`),
+ * re-run on a deadlock or serialization failure like `transaction()` re-runs its callback. No
+ * BEGIN/COMMIT round trips and no interactive-transaction bookkeeping in Prisma.
+ */
+export async function statement<T>(fn: () => Promise<T>, attempts = TRANSACTION_ATTEMPTS): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const sqlState = retryableSqlState(err);
+      if (!sqlState || attempt >= attempts) throw err;
+      const info = { attempt, sqlState, error: err };
+      for (const l of retryListeners) l(info);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * BACKOFF_BASE_MS * 2 ** (attempt - 1)));
+    }
+  }
+}

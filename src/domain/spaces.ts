@@ -2,16 +2,18 @@
 // checks, update, soft delete / restore, duplicate, move and transfer, and the edit lock
 // (`requireEditable`) that every content edit goes through. The purge of spaces deleted long ago
 // is in cleanup.ts.
+import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
-import type { Prisma, Space } from '../generated/prisma/client.ts';
+import { Prisma, type Space } from '../generated/prisma/client.ts';
 import { newId } from '../lib/ids.ts';
 import { AppError, parseInput, notFound, badRequest, conflict } from '../lib/errors.ts';
 import { createInitialRevision, insertPageVersions, loadRevision, writeRevision, type TreeNode } from './revisions.ts';
 import { RoleOrGuest } from './users.ts';
 import { DAY_MS } from '../lib/clock.ts';
-import { transaction } from '../db/transaction.ts';
+import { statement, transaction } from '../db/transaction.ts';
+import { EVENTS } from '../events/catalogue.ts';
 import { recordEvent } from '../events/log.ts';
 import {
   DefaultLevelInput,
@@ -124,10 +126,22 @@ export async function createSpaceInTransaction(ctx: DomainContext, tx: Tx, organ
 
 // ------------------------------------------------------------------ update
 
-export async function updateSpace(ctx: DomainContext, id: string, raw: unknown): Promise<Space> {
+/** The space's counters as `SpaceRef` shows them, read with the write so the answer needs no more statements. */
+export type SpaceCounters = { changeRequests: { total: number; open: number; draft: number }; openComments: number };
+
+/** Columns `updateSpace` may set whose type needs a cast from a text parameter. */
+const UPDATE_CASTS: Record<string, string> = { editMode: 'EditMode', defaultLevel: 'Role' };
+
+/**
+ * Change a space's settings (admin). The write is one statement: the UPDATE, the event row (the
+ * outbox) and, with `withCounters`, the counters of the answer, in a data-modifying WITH that
+ * commits as a whole, so it needs no BEGIN/COMMIT and no re-read of the row it wrote
+ * (docs/performance.md, "A one-row write, statement by statement").
+ */
+export async function updateSpace(ctx: DomainContext, id: string, raw: unknown, opts: { withCounters?: boolean } = {}): Promise<Space & { counters?: SpaceCounters }> {
   const space = await requireSpaceById(ctx, id, 'space:admin');
   const input = parseInput(UpdateSpaceInput, raw);
-  const data: Prisma.SpaceUpdateInput = {};
+  const data: Record<string, string | null> = {};
   if (input.editMode !== undefined) data.editMode = input.editMode;
   if (input.title !== undefined) data.title = input.title || 'Untitled';
   if (input.defaultLevel !== undefined) data.defaultLevel = input.defaultLevel;
@@ -135,13 +149,51 @@ export async function updateSpace(ctx: DomainContext, id: string, raw: unknown):
   else if (input.emoji === null) data.emoji = null;
   if (typeof input.icon === 'string') Object.assign(data, { icon: input.icon, emoji: null });
   else if (input.icon === null) data.icon = null;
-  return transaction(ctx.prisma, async (tx) => {
-    const r = await tx.space.updateMany({ where: { id: space.id, deletedAt: null }, data: data as Prisma.SpaceUpdateManyMutationInput });
-    if (r.count === 0) throw notFound('Space');
-    const updated = await tx.space.findUniqueOrThrow({ where: { id: space.id } });
-    await recordEvent(tx, ctx, { type: 'space_updated', organizationId: space.organizationId, objectId: space.id, payload: { title: updated.title, fields: Object.keys(data) } });
-    return updated;
-  });
+  const fields = Object.keys(data);
+  // Prisma's @updatedAt: the process's time, as every other Prisma write of the row sets it.
+  const sets = [
+    ...Object.entries(data).map(([column, value]) =>
+      UPDATE_CASTS[column] ? Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}::${Prisma.raw(`"${UPDATE_CASTS[column]}"`)}` : Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}`,
+    ),
+    Prisma.sql`"updatedAt" = ${new Date()}`,
+  ];
+  const viewer = ctx.viewer;
+  const counters = opts.withCounters
+    ? Prisma.sql`, cr.total AS "_crTotal", cr.open AS "_crOpen", cr.draft AS "_crDraft", cm.open AS "_openComments"
+      FROM u
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS total,
+               (count(*) FILTER (WHERE c.status = 'open'))::int AS open,
+               (count(*) FILTER (WHERE c.status = 'draft'))::int AS draft
+        FROM "ChangeRequest" c WHERE c."spaceId" = u.id) cr
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS open FROM "Comment" k
+        WHERE k."spaceId" = u.id AND k."changeRequestId" IS NULL AND k."parentId" IS NULL AND k.status = 'open') cm`
+    : Prisma.sql` FROM u`;
+  // The event is recordEvent's row (events/log.ts), its payload's title the one just written.
+  type Row = Space & { _crTotal?: number; _crOpen?: number; _crDraft?: number; _openComments?: number };
+  const rows = await statement(() =>
+    ctx.prisma.$queryRaw<Row[]>(Prisma.sql`
+      WITH u AS (
+        UPDATE "Space" SET ${Prisma.join(sets, ', ')}
+        WHERE id = ${space.id} AND "deletedAt" IS NULL
+        RETURNING *
+      ), e AS (
+        INSERT INTO "Event" ("id", "type", "occurredAt", "organizationId", "userId", "tokenId", "actorLabel", "source", "objectType", "objectId", "payload")
+        SELECT ${crypto.randomUUID()}, 'space_updated', ${ctx.clock.now()}, u."organizationId", ${viewer?.user.id ?? null}, ${viewer?.tokenId ?? null},
+               ${viewer?.user.displayName ?? null}, ${ctx.source}::"EventSource", ${EVENTS.space_updated.object}, u.id,
+               jsonb_build_object('title', u.title, 'fields', ${JSON.stringify(fields)}::jsonb)
+        FROM u
+      )
+      SELECT u.*${counters}`),
+  );
+  const row = rows[0];
+  if (!row) throw notFound('Space');
+  const { _crTotal, _crOpen, _crDraft, _openComments, ...rest } = row;
+  // Raw rows carry the database's enum values: visibility is mapped (`share-link` → `share_link`).
+  const updated = { ...rest, visibility: rest.visibility.replace(/-/g, '_') as Space['visibility'] };
+  if (!opts.withCounters) return updated;
+  return { ...updated, counters: { changeRequests: { total: _crTotal!, open: _crOpen!, draft: _crDraft! }, openComments: _openComments! } };
 }
 
 // ------------------------------------------------------------------ delete, restore, purge

@@ -305,9 +305,18 @@ builder.mutationFields((t) => ({
     type: SpacePayload,
     description: 'Change a space’s title, icon or emoji, edit mode or default level (admin role on the space). REST: PATCH /v1/spaces/{spaceId}.',
     args: { input: t.arg({ type: UpdateSpaceInput, required: true, description: 'The space and what to change.' }) },
-    resolve: async (_r, { input }, ctx) => {
+    resolve: async (_r, { input }, ctx, info) => {
       const { id, ...rest } = input;
-      return { space: await updateSpace(ctx, String(id), dropUndefined(rest)) };
+      // The answer's counters come with the write (one statement); the loaders are primed with them.
+      const withCounters = info.fieldNodes.some((f) =>
+        f.selectionSet?.selections.some((s) => s.kind === Kind.FIELD && s.name.value === 'space' && wantsCounts({ fieldNodes: [s] } as unknown as GraphQLResolveInfo)),
+      );
+      const { counters, ...space } = await updateSpace(ctx, String(id), dropUndefined(rest), { withCounters });
+      if (counters) {
+        crCountsLoader(ctx).prime(space.id, counters.changeRequests);
+        openCommentsLoader(ctx).prime(space.id, counters.openComments);
+      }
+      return { space };
     },
   }),
   deleteSpace: t.field({
