@@ -2,7 +2,6 @@
 // checks, update, soft delete / restore, duplicate, move and transfer, and the edit lock
 // (`requireEditable`) that every content edit goes through. The purge of spaces deleted long ago
 // is in cleanup.ts.
-import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
 import type { Tx } from '../db/client.ts';
@@ -13,8 +12,7 @@ import { createInitialRevision, insertPageVersions, loadRevision, writeRevision,
 import { RoleOrGuest } from './users.ts';
 import { DAY_MS } from '../lib/clock.ts';
 import { statement, transaction } from '../db/transaction.ts';
-import { EVENTS } from '../events/catalogue.ts';
-import { recordEvent } from '../events/log.ts';
+import { eventInsertSql, recordEvent } from '../events/log.ts';
 import {
   DefaultLevelInput,
   lockTree,
@@ -157,7 +155,6 @@ export async function updateSpace(ctx: DomainContext, id: string, raw: unknown, 
     ),
     Prisma.sql`"updatedAt" = ${new Date()}`,
   ];
-  const viewer = ctx.viewer;
   const counters = opts.withCounters
     ? Prisma.sql`, cr.total AS "_crTotal", cr.open AS "_crOpen", cr.draft AS "_crDraft", cm.open AS "_openComments"
       FROM u
@@ -170,7 +167,7 @@ export async function updateSpace(ctx: DomainContext, id: string, raw: unknown, 
         SELECT count(*)::int AS open FROM "Comment" k
         WHERE k."spaceId" = u.id AND k."changeRequestId" IS NULL AND k."parentId" IS NULL AND k.status = 'open') cm`
     : Prisma.sql` FROM u`;
-  // The event is recordEvent's row (events/log.ts), its payload's title the one just written.
+  // The event is recordEvent's row (events/log.ts eventInsertSql), its payload's title the one just written.
   type Row = Space & { _crTotal?: number; _crOpen?: number; _crDraft?: number; _openComments?: number };
   const rows = await statement(() =>
     ctx.prisma.$queryRaw<Row[]>(Prisma.sql`
@@ -179,11 +176,13 @@ export async function updateSpace(ctx: DomainContext, id: string, raw: unknown, 
         WHERE id = ${space.id} AND "deletedAt" IS NULL
         RETURNING *
       ), e AS (
-        INSERT INTO "Event" ("id", "type", "occurredAt", "organizationId", "userId", "tokenId", "actorLabel", "source", "objectType", "objectId", "payload")
-        SELECT ${crypto.randomUUID()}, 'space_updated', ${ctx.clock.now()}, u."organizationId", ${viewer?.user.id ?? null}, ${viewer?.tokenId ?? null},
-               ${viewer?.user.displayName ?? null}, ${ctx.source}::"EventSource", ${EVENTS.space_updated.object}, u.id,
-               jsonb_build_object('title', u.title, 'fields', ${JSON.stringify(fields)}::jsonb)
-        FROM u
+        ${eventInsertSql(ctx, {
+          type: 'space_updated',
+          from: 'u',
+          organizationId: Prisma.sql`u."organizationId"`,
+          objectId: Prisma.sql`u.id`,
+          payload: Prisma.sql`jsonb_build_object('title', u.title, 'fields', ${JSON.stringify(fields)}::jsonb)`,
+        })}
       )
       SELECT u.*${counters}`),
   );

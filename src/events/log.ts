@@ -10,7 +10,7 @@
 // (`EVENT_COLUMNS`, `toEventRow`), whoever reads them.
 import crypto from 'node:crypto';
 import type { Tx, Db } from '../db/client.ts';
-import type { Prisma, EventSource } from '../generated/prisma/client.ts';
+import { Prisma, type EventSource } from '../generated/prisma/client.ts';
 import type { Viewer } from '../auth/access.ts';
 import type { Clock } from '../lib/clock.ts';
 import { EVENTS, type EventObjectType, type EventPayload, type EventType } from './catalogue.ts';
@@ -60,6 +60,19 @@ export async function recordEvent(tx: Tx, actor: EventActor, ...events: EventInp
       payload: cleanPayload(e.payload as Record<string, unknown>),
     })),
   });
+}
+
+/**
+ * `recordEvent`'s row for a write that is one statement (a data-modifying WITH, see
+ * domain/spaces.ts updateSpace): an INSERT … SELECT over the statement's CTE `from`, with the same
+ * columns and actor as `recordEvent`. The type is a catalogue name; the payload is SQL over the CTE,
+ * so test/events.test.ts (which parses every recorded payload with its row's schema) checks it.
+ */
+export function eventInsertSql(actor: EventActor, e: { type: EventType; from: string; organizationId: Prisma.Sql; objectId: Prisma.Sql; payload: Prisma.Sql }): Prisma.Sql {
+  return Prisma.sql`INSERT INTO "Event" ("id", "type", "occurredAt", "organizationId", "userId", "tokenId", "actorLabel", "source", "objectType", "objectId", "payload")
+    SELECT ${crypto.randomUUID()}, ${e.type}, ${actor.clock.now()}, ${e.organizationId}, ${actor.viewer?.user.id ?? null}, ${actor.viewer?.tokenId ?? null},
+           ${actor.viewer?.user.displayName ?? null}, ${actor.source}::"EventSource", ${EVENTS[e.type].object}, ${e.objectId}, ${e.payload}
+    FROM ${Prisma.raw(`"${e.from}"`)}`;
 }
 
 // ------------------------------------------------------------------ reading
