@@ -19,6 +19,7 @@ import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import type { FileStorage } from '../lib/storage.ts';
 import { InvalidDocumentError, unparsedMarkdown } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, MarkdownRefusedError, ParseCancelled, parseMarkdown, refusalError, type ParsedMarkdown } from '../lib/markdown-pool.ts';
+import { writeTreeOf } from './revision-tree.ts';
 
 export type TreeNode = { id: string; v: string; pages: TreeNode[] };
 
@@ -211,9 +212,13 @@ export async function writeRevision(
     reusableContents?: Prisma.InputJsonValue;
   },
 ): Promise<Revision> {
+  // The shared page tree, written from the first parent's (a merge's target) when it has one.
+  const base = data.parents[0] ? await tx.revision.findUnique({ where: { id: data.parents[0] }, select: { treeRoot: true } }) : null;
+  const treeRoot = await writeTreeOf(tx, base?.treeRoot ?? null, data.tree);
   return tx.revision.create({
     data: {
       id: newId('Revision'),
+      treeRoot,
       spaceId: data.spaceId,
       parents: data.parents,
       type: data.type,
