@@ -262,6 +262,44 @@ describe('every write stores its revision tree', () => {
     await expectRootsMatch(dup.body.id);
   });
 
+  it('a batch that changes nothing writes no revision, moves nothing and says so', async () => {
+    const s = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'No-op' });
+    const spaceId = s.body.id as string;
+    const page = (await edit(spaceId, [{ operation: 'insert_page', title: 'A', document: { markdown: 'same' } }])).changes[0].page.id;
+    const space = await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } });
+    const count = () => t.app.prisma.revision.count({ where: { spaceId } });
+    const events = () => t.app.prisma.event.count({ where: { objectId: spaceId } });
+    const [revisions, evts, nodes] = [await count(), await events(), await nodeRows()];
+    const live = await t.gql(
+      `mutation($input: ApplySpaceContentChangesInput!) { applySpaceContentChanges(input: $input) { changed revision { id } changes { __typename } } }`,
+      { input: { spaceId, changes: [{ operation: 'update_page', page, title: 'A', document: { markdown: 'same' } }] } },
+    );
+    expect(live.errors).toBeUndefined();
+    expect(live.data.applySpaceContentChanges).toMatchObject({ changed: false, revision: { id: space.revisionId } });
+    expect(await count()).toBe(revisions);
+    expect(await events()).toBe(evts);
+    expect(await nodeRows()).toBe(nodes);
+    expect((await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } })).revisionId).toBe(space.revisionId);
+
+    const cr = (await t.rest('POST', `/v1/spaces/${spaceId}/change-requests`, { subject: 'x' })).body;
+    const before = await t.app.prisma.changeRequest.findUniqueOrThrow({ where: { id: cr.id } });
+    const inCr = await t.gql(
+      `mutation($input: ApplyChangeRequestContentChangesInput!) { applyChangeRequestContentChanges(input: $input) { changed revision { id } } }`,
+      { input: { spaceId, changeRequestId: cr.id, changes: [{ operation: 'update_page', page, at: 0 }] } },
+    );
+    expect(inCr.errors).toBeUndefined();
+    expect(inCr.data.applyChangeRequestContentChanges).toEqual({ changed: false, revision: { id: before.revisionId } });
+    expect(await t.app.prisma.changeRequest.findUniqueOrThrow({ where: { id: cr.id } })).toEqual(before);
+    // A real change still writes one.
+    const beforeReal = await count();
+    const real = await t.gql(
+      `mutation($input: ApplySpaceContentChangesInput!) { applySpaceContentChanges(input: $input) { changed revision { id } } }`,
+      { input: { spaceId, changes: [{ operation: 'update_page', page, document: { markdown: 'other' } }] } },
+    );
+    expect(real.data.applySpaceContentChanges.changed).toBe(true);
+    expect(await count()).toBe(beforeReal + 1);
+  });
+
   it('the backfill task gives older revisions their roots and enqueues itself while some remain', async () => {
     const s = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'Old' });
     const spaceId = s.body.id as string;

@@ -443,6 +443,10 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
     }
   }
 
+  // A batch that changes nothing (no new version, file or place) writes nothing: the base is the answer.
+  if (!draft.newVersions.length && !draft.insertedFiles.length && sameTree(draft.tree, base.tree)) {
+    return { revision: base.revision, changed: false, outcomes: [...draft.outcomes.values()], insertedFiles: draft.insertedFiles };
+  }
   // Content the batch sends is refused when it does not parse in time; a version whose text the
   // batch did not touch (a rename of a page written before parsing at write time) is stored unparsed.
   await insertPageVersions(tx, draft.newVersions, { fields: draft.fields, unparsable: 'store' });
@@ -457,7 +461,11 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
     variables: base.revision.variables as Prisma.InputJsonValue,
     reusableContents: base.revision.reusableContents as Prisma.InputJsonValue,
   });
-  return { revision, outcomes: [...draft.outcomes.values()], insertedFiles: draft.insertedFiles };
+  return { revision, changed: true, outcomes: [...draft.outcomes.values()], insertedFiles: draft.insertedFiles };
+}
+
+function sameTree(a: TreeNode[], b: TreeNode[]): boolean {
+  return a.length === b.length && a.every((n, i) => n.id === b[i].id && n.v === b[i].v && sameTree(n.pages, b[i].pages));
 }
 
 /**
