@@ -33,6 +33,7 @@ import { createApp } from '../src/app.ts';
 import { newId } from '../src/lib/ids.ts';
 import { contentCaches } from '../src/graphql/content-loading.ts';
 import { freePort } from './db.ts';
+import { treeFromNodes } from '../src/domain/revision-tree.ts';
 
 const TOKEN = 'dg_bench_growth_token_0123456789abcdef';
 const WORD = 'configuration';
@@ -117,9 +118,16 @@ async function seedSpace(db: pg.Client, base: string, orgId: string, userId: str
   }
   const revisionId = newId('Revision');
   const versionIds = rows.map((r) => r[0]);
+  // The stored page tree too, as every revision written by the application has one.
+  const stored = treeFromNodes(tree);
+  const nodes = [...stored.created];
+  for (let i = 0; i < nodes.length; i += 300) {
+    const chunk = nodes.slice(i, i + 300);
+    await db.query(`INSERT INTO "RevisionTreeNode" (hash, entries) SELECT h, j::jsonb FROM unnest($1::text[], $2::text[]) AS x(h, j) ON CONFLICT DO NOTHING`, [chunk.map((n) => n[0]), chunk.map((n) => n[1].json)]);
+  }
   await db.query(
-    `INSERT INTO "Revision" (id, "spaceId", parents, type, tree, "pageVersionIds", "fileIds", "createdById", "createdAt") VALUES ($1, $2, $3, 'edits', $4, $5, '{}', $6, now())`,
-    [revisionId, spaceId, [parentRevision], JSON.stringify(tree), versionIds, userId],
+    `INSERT INTO "Revision" (id, "spaceId", parents, type, tree, "pageVersionIds", "fileIds", "createdById", "createdAt", "treeRoot") VALUES ($1, $2, $3, 'edits', $4, $5, '{}', $6, now(), $7)`,
+    [revisionId, spaceId, [parentRevision], JSON.stringify(tree), versionIds, userId, stored.root],
   );
   await db.query(`UPDATE "Space" SET "revisionId" = $1 WHERE id = $2`, [revisionId, spaceId]);
   await db.query(`ANALYZE "PageVersion"; ANALYZE "CurrentPage"; ANALYZE "PageSection"`);

@@ -10,6 +10,7 @@ import { purgeOldEvents } from './events/log.ts';
 import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
 import { giveUpPdfExport, renderPdfExportTask } from './domain/pdf-exports.ts';
 import { backfillParsedContent } from './domain/markdown-backfill.ts';
+import { backfillRevisionTreesTask } from './domain/revision-tree.ts';
 
 export const tasks = {
   /** Content import (URL or upload → pages), payload `{ jobId }`. */
@@ -37,6 +38,11 @@ export const tasks = {
    * while rows remain. Nothing to do (one indexed statement each) once all are converted.
    */
   backfillParsedContent: { handler: async (_payload, deps) => void (await backfillParsedContent(deps)), cron: '*/10 * * * *' },
+  /**
+   * Every 10 minutes: revisions written before page trees were stored get their tree root, 20
+   * revisions per transaction, for up to 2 minutes, then it enqueues itself while some remain.
+   */
+  backfillRevisionTrees: { handler: async (_payload, deps) => void (await backfillRevisionTreesTask(deps)), cron: '*/10 * * * *' },
 } satisfies TaskTable & Record<keyof TaskNames, TaskDefinition>;
 
 export type TaskName = keyof typeof tasks;
@@ -54,5 +60,6 @@ declare module './jobs.ts' {
     deliverWebhook: true;
     renderPdfExport: true;
     backfillParsedContent: true;
+    backfillRevisionTrees: true;
   }
 }

@@ -7,6 +7,7 @@ import { transaction } from '../src/db/transaction.ts';
 import { newId } from '../src/lib/ids.ts';
 import {
   backfillRevisionTrees,
+  backfillRevisionTreesTask,
   childPages,
   clearTreeCache,
   diffTrees,
@@ -211,5 +212,111 @@ describe('backfill of JSON trees', () => {
     const oneTree = treeFromNodes(first).created.size;
     expect((await nodeRows()) - nodesBefore).toBeLessThan(oneTree * 2);
     expect((await diffTrees(t.app.prisma, rootOf.get(ids[0])!, rootOf.get(ids[2])!)).map((d) => d.pageId).sort()).toEqual(['page_bf_last', first[3].id].sort());
+  });
+});
+
+describe('every write stores its revision tree', () => {
+  /** Each revision of the space (and of its change requests) has a root whose tree is its JSON tree. */
+  async function expectRootsMatch(spaceId: string) {
+    const revisions = await t.app.prisma.revision.findMany({ where: { spaceId }, select: { id: true, tree: true, treeRoot: true } });
+    expect(revisions.length).toBeGreaterThan(0);
+    for (const r of revisions) {
+      expect(r.treeRoot, r.id).toBeTruthy();
+      expect(await readTree(t.app.prisma, r.treeRoot)).toEqual(r.tree);
+    }
+    return revisions.length;
+  }
+  const edit = async (spaceId: string, changes: unknown[]) => {
+    const r = await t.rest('POST', `/v1/spaces/${spaceId}/content`, { changes });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body as { changes: Array<{ page: { id: string } }> };
+  };
+
+  it('live edits, change requests, merges, updates from main and duplicates', async () => {
+    const s = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'Roots' });
+    const spaceId = s.body.id as string;
+    const made = await edit(spaceId, [
+      { operation: 'insert_page', ref: 'a', title: 'A', document: { markdown: 'a' } },
+      { operation: 'insert_page', ref: 'b', title: 'B', document: { markdown: 'b' } },
+      { operation: 'insert_page', ref: 'd', title: 'D', document: { markdown: 'd' } },
+    ]);
+    const [a, b, d] = made.changes.map((x) => x.page.id);
+    const c = (await edit(spaceId, [{ operation: 'insert_page', title: 'C', into: a, document: { markdown: 'c' } }])).changes[0].page.id;
+    await edit(spaceId, [{ operation: 'update_page', page: d, at: 0 }]);
+    await edit(spaceId, [{ operation: 'update_page', page: c, into: b, at: 0, document: { markdown: 'c2' } }]);
+    await edit(spaceId, [{ operation: 'delete_page', page: a }]);
+    const cr = (await t.rest('POST', `/v1/spaces/${spaceId}/change-requests`, { subject: 'x' })).body;
+    expect((await t.rest('POST', `/v1/spaces/${spaceId}/change-requests/${cr.id}/content?compat=false`, { changes: [{ operation: 'insert_page', title: 'E', into: b, document: { markdown: 'e' } }] })).status).toBe(200);
+    await edit(spaceId, [{ operation: 'update_page', page: b, document: { markdown: 'b2' } }]);
+    expect((await t.rest('POST', `/v1/spaces/${spaceId}/change-requests/${cr.id}/update`)).status).toBe(200);
+    expect((await t.rest('POST', `/v1/spaces/${spaceId}/change-requests/${cr.id}/merge`)).body.result).toBe('merge');
+    expect(await expectRootsMatch(spaceId)).toBeGreaterThanOrEqual(8);
+
+    // A one-page edit of a stored tree writes only that page's path.
+    const before = await nodeRows();
+    await edit(spaceId, [{ operation: 'update_page', page: d, document: { markdown: 'd2' } }]);
+    expect((await nodeRows()) - before).toBeLessThanOrEqual(3);
+
+    const dup = await t.rest('POST', `/v1/spaces/${spaceId}/duplicate`);
+    expect(dup.status).toBe(201);
+    await expectRootsMatch(dup.body.id);
+  });
+
+  it('a batch that changes nothing writes no revision, moves nothing and says so', async () => {
+    const s = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'No-op' });
+    const spaceId = s.body.id as string;
+    const page = (await edit(spaceId, [{ operation: 'insert_page', title: 'A', document: { markdown: 'same' } }])).changes[0].page.id;
+    const space = await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } });
+    const count = () => t.app.prisma.revision.count({ where: { spaceId } });
+    const events = () => t.app.prisma.event.count({ where: { objectId: spaceId } });
+    const [revisions, evts, nodes] = [await count(), await events(), await nodeRows()];
+    const live = await t.gql(
+      `mutation($input: ApplySpaceContentChangesInput!) { applySpaceContentChanges(input: $input) { changed revision { id } changes { __typename } } }`,
+      { input: { spaceId, changes: [{ operation: 'update_page', page, title: 'A', document: { markdown: 'same' } }] } },
+    );
+    expect(live.errors).toBeUndefined();
+    expect(live.data.applySpaceContentChanges).toMatchObject({ changed: false, revision: { id: space.revisionId } });
+    expect(await count()).toBe(revisions);
+    expect(await events()).toBe(evts);
+    expect(await nodeRows()).toBe(nodes);
+    expect((await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } })).revisionId).toBe(space.revisionId);
+
+    const cr = (await t.rest('POST', `/v1/spaces/${spaceId}/change-requests`, { subject: 'x' })).body;
+    const before = await t.app.prisma.changeRequest.findUniqueOrThrow({ where: { id: cr.id } });
+    const inCr = await t.gql(
+      `mutation($input: ApplyChangeRequestContentChangesInput!) { applyChangeRequestContentChanges(input: $input) { changed revision { id } } }`,
+      { input: { spaceId, changeRequestId: cr.id, changes: [{ operation: 'update_page', page, at: 0 }] } },
+    );
+    expect(inCr.errors).toBeUndefined();
+    expect(inCr.data.applyChangeRequestContentChanges).toEqual({ changed: false, revision: { id: before.revisionId } });
+    expect(await t.app.prisma.changeRequest.findUniqueOrThrow({ where: { id: cr.id } })).toEqual(before);
+    // A real change still writes one.
+    const beforeReal = await count();
+    const real = await t.gql(
+      `mutation($input: ApplySpaceContentChangesInput!) { applySpaceContentChanges(input: $input) { changed revision { id } } }`,
+      { input: { spaceId, changes: [{ operation: 'update_page', page, document: { markdown: 'other' } }] } },
+    );
+    expect(real.data.applySpaceContentChanges.changed).toBe(true);
+    expect(await count()).toBe(beforeReal + 1);
+  });
+
+  it('the backfill task gives older revisions their roots and enqueues itself while some remain', async () => {
+    const s = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title: 'Old' });
+    const spaceId = s.body.id as string;
+    await edit(spaceId, [{ operation: 'insert_page', title: 'A', document: { markdown: 'a' } }]);
+    await t.app.prisma.revision.updateMany({ where: { spaceId }, data: { treeRoot: null } });
+    // An edit on a base without a root writes its whole tree.
+    await edit(spaceId, [{ operation: 'insert_page', title: 'B', document: { markdown: 'b' } }]);
+    const enqueued: string[] = [];
+    const deps = { prisma: t.app.prisma, log: { info: () => {} }, services: { jobs: { enqueue: async (_db: unknown, name: string) => void enqueued.push(name) } } };
+    await backfillRevisionTreesTask(deps as never, { runLimitMs: 60_000 });
+    expect(enqueued).toEqual([]);
+    await expectRootsMatch(spaceId);
+    // A run cut short leaves work behind and enqueues the next run.
+    await t.app.prisma.revision.updateMany({ where: { spaceId }, data: { treeRoot: null } });
+    await backfillRevisionTreesTask(deps as never, { runLimitMs: 0 });
+    expect(enqueued).toEqual(['backfillRevisionTrees']);
+    await backfillRevisionTreesTask(deps as never);
+    await expectRootsMatch(spaceId);
   });
 });

@@ -204,12 +204,14 @@ export async function applyChangeRequestContent(ctx: DomainContext, spaceId: str
       storage: ctx.services.storage,
       fetchFile,
     });
+    // A batch that changed nothing wrote no revision: the change request is left as it is.
+    if (!result.changed) return { changeRequest: current, outcomes: result.outcomes, insertedFiles: result.insertedFiles, revision: result.revision, changed: false };
     const changeRequest = await tx.changeRequest.update({
       where: { id: current.id },
       data: { revisionId: result.revision.id, updatedAt: ctx.clock.now() },
     });
     await recordEvent(tx, ctx, { type: 'change_request_content_updated', organizationId: space.organizationId, objectId: cr.id, payload: { spaceId, number: cr.number, revisionId: result.revision.id, previousRevisionId: current.revisionId } });
-    return { changeRequest, outcomes: result.outcomes, insertedFiles: result.insertedFiles, revision: result.revision };
+    return { changeRequest, outcomes: result.outcomes, insertedFiles: result.insertedFiles, revision: result.revision, changed: true };
   }, TX_OPTIONS);
 }
 

@@ -375,6 +375,8 @@ export async function applySpaceContentChanges(ctx: DomainContext, spaceId: stri
         storage: ctx.services.storage,
         fetchFile,
       });
+      // A batch that changed nothing wrote no revision: the space stays where it is, no event.
+      if (!result.changed) return { ...result, spaceId };
       await tx.space.update({ where: { id: spaceId }, data: { revisionId: result.revision.id } });
       await recordMovedPages(tx, spaceId, current.revisionId, result.revision.id, ctx.clock.now());
       await recordEvent(tx, ctx, { type: 'space_content_updated', organizationId: space.organizationId, objectId: spaceId, payload: { revisionId: result.revision.id, previousRevisionId: current.revisionId, changes: changes.length } });

@@ -10,9 +10,11 @@
 // would let a later tree point at a missing row.
 import { LRUCache } from 'lru-cache';
 import type { Db, Tx } from '../db/client.ts';
+import type { TaskDeps } from './context.ts';
 import { transaction } from '../db/transaction.ts';
 import {
   buildTree,
+  changesBetween,
   diffEntries,
   entriesFromNodes,
   lookupEntries,
@@ -124,6 +126,17 @@ export async function writeTree(tx: Tx, baseRoot: string | null, changes: TreeCh
   return { root: write.root, nodesWritten: stored.nodes, bytesWritten: stored.bytes };
 }
 
+/**
+ * Store the nested tree `tree` as the successor of `baseRoot` (null: no base tree) and return its
+ * root. The base's entries come from the node cache (only the nodes not cached are read, level by
+ * level); only the changed pages' paths are written. Without a base the whole tree is built.
+ */
+export async function writeTreeOf(tx: Tx, baseRoot: string | null, tree: TreeNode[], stats?: TreeStats): Promise<string> {
+  if (!baseRoot) return (await writeWholeTree(tx, tree, stats)).root;
+  const base = await readEntries(new DbNodes(tx, stats), baseRoot);
+  return (await writeTree(tx, baseRoot, changesBetween(base, tree), stats)).root;
+}
+
 /** Store a whole tree built in memory (migration of a JSON tree, tests). */
 export async function writeWholeTree(tx: Tx, tree: TreeNode[], stats?: TreeStats): Promise<{ root: string; nodesWritten: number; bytesWritten: number }> {
   const write = treeFromNodes(tree);
@@ -210,4 +223,24 @@ export async function backfillRevisionTrees(db: Db, opts: { batchSize?: number; 
     });
   }
   return { converted, done: false };
+}
+
+/**
+ * The task (src/tasks.ts): revisions written before trees were stored get their root, in batches,
+ * for up to `runLimitMs`; it enqueues itself again while revisions remain. Every revision written
+ * since carries its root, so the backlog only shrinks; once it is empty a run is one indexed
+ * statement.
+ */
+export async function backfillRevisionTreesTask(deps: Pick<TaskDeps, 'prisma' | 'log' | 'services'>, opts: { runLimitMs?: number } = {}): Promise<number> {
+  const until = Date.now() + (opts.runLimitMs ?? 120_000);
+  let converted = 0;
+  let done = false;
+  while (!done && Date.now() < until) {
+    const r = await backfillRevisionTrees(deps.prisma, { maxBatches: 1 });
+    converted += r.converted;
+    done = r.done;
+  }
+  if (!done) await deps.services.jobs.enqueue(deps.prisma, 'backfillRevisionTrees', {}, { jobKey: 'backfillRevisionTrees' });
+  if (converted) deps.log.info({ converted, more: !done }, 'stored the page trees of older revisions');
+  return converted;
 }

@@ -19,6 +19,7 @@ import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import type { FileStorage } from '../lib/storage.ts';
 import { InvalidDocumentError, unparsedMarkdown } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, MarkdownRefusedError, ParseCancelled, parseMarkdown, refusalError, type ParsedMarkdown } from '../lib/markdown-pool.ts';
+import { writeTreeOf } from './revision-tree.ts';
 
 export type TreeNode = { id: string; v: string; pages: TreeNode[] };
 
@@ -211,9 +212,13 @@ export async function writeRevision(
     reusableContents?: Prisma.InputJsonValue;
   },
 ): Promise<Revision> {
+  // The shared page tree, written from the first parent's (a merge's target) when it has one.
+  const base = data.parents[0] ? await tx.revision.findUnique({ where: { id: data.parents[0] }, select: { treeRoot: true } }) : null;
+  const treeRoot = await writeTreeOf(tx, base?.treeRoot ?? null, data.tree);
   return tx.revision.create({
     data: {
       id: newId('Revision'),
+      treeRoot,
       spaceId: data.spaceId,
       parents: data.parents,
       type: data.type,
@@ -438,6 +443,10 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
     }
   }
 
+  // A batch that changes nothing (no new version, file or place) writes nothing: the base is the answer.
+  if (!draft.newVersions.length && !draft.insertedFiles.length && sameTree(draft.tree, base.tree)) {
+    return { revision: base.revision, changed: false, outcomes: [...draft.outcomes.values()], insertedFiles: draft.insertedFiles };
+  }
   // Content the batch sends is refused when it does not parse in time; a version whose text the
   // batch did not touch (a rename of a page written before parsing at write time) is stored unparsed.
   await insertPageVersions(tx, draft.newVersions, { fields: draft.fields, unparsable: 'store' });
@@ -452,7 +461,11 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
     variables: base.revision.variables as Prisma.InputJsonValue,
     reusableContents: base.revision.reusableContents as Prisma.InputJsonValue,
   });
-  return { revision, outcomes: [...draft.outcomes.values()], insertedFiles: draft.insertedFiles };
+  return { revision, changed: true, outcomes: [...draft.outcomes.values()], insertedFiles: draft.insertedFiles };
+}
+
+function sameTree(a: TreeNode[], b: TreeNode[]): boolean {
+  return a.length === b.length && a.every((n, i) => n.id === b[i].id && n.v === b[i].v && sameTree(n.pages, b[i].pages));
 }
 
 /**

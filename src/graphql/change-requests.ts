@@ -263,7 +263,8 @@ const ApplyChangeRequestContentChangesPayload = builder.simpleObject('ApplyChang
   description: 'Result of applyChangeRequestContentChanges.',
   fields: (t) => ({
     changeRequest: t.field({ type: ChangeRequestRef, description: 'The change request, with its new head.' }),
-    revision: t.field({ type: RevisionRef, description: 'The new head revision.' }),
+    revision: t.field({ type: RevisionRef, description: 'The new head revision; the current head when the batch changed nothing.' }),
+    changed: t.boolean({ description: 'False when the batch changed nothing: no revision was written and the head did not move.' }),
     changes: t.field({ type: [ContentChangeOutcomeRef], description: 'One outcome per change, in the order sent.' }),
     insertedFiles: t.field({ type: [FileRef], description: 'Files created by insert_files changes.' }),
   }),
@@ -375,6 +376,7 @@ builder.mutationFields((t) => ({
       return {
         changeRequest: cr,
         revision: r.revision,
+        changed: r.changed,
         changes: r.outcomes.map((outcome) => ({ outcome, spaceId: cr.spaceId, revisionId: r.revision.id, changeRequestId: cr.id })),
         insertedFiles: r.insertedFiles.map((f) => byId.get(f.id)!).filter(Boolean),
       };

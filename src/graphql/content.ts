@@ -479,7 +479,8 @@ const ApplySpaceContentChangesPayload = builder.simpleObject('ApplySpaceContentC
   description: 'Result of applySpaceContentChanges.',
   fields: (t) => ({
     space: t.field({ type: SpaceRef, description: 'The space, now at the new revision.' }),
-    revision: t.field({ type: RevisionRef, description: 'The revision the batch created.' }),
+    revision: t.field({ type: RevisionRef, description: 'The revision the batch created; the current one when it changed nothing.' }),
+    changed: t.boolean({ description: 'False when the batch changed nothing: no revision was written and the space did not move.' }),
     changes: t.field({ type: [ContentChangeOutcomeRef], description: 'One outcome per change, in the order sent.' }),
     insertedFiles: t.field({ type: [FileRef], description: 'Files created by insert_files changes.' }),
   }),
@@ -511,6 +512,7 @@ builder.mutationField('applySpaceContentChanges', (t) =>
       return {
         space,
         revision: result.revision,
+        changed: result.changed,
         changes: result.outcomes.map((outcome) => ({ outcome, spaceId: result.spaceId, revisionId: result.revision.id })),
         insertedFiles: result.insertedFiles.map((f) => byId.get(f.id)!).filter(Boolean),
       };

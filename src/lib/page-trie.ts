@@ -446,6 +446,64 @@ export function entriesFromNodes(tree: TreeNode[]): Map<string, TreeEntry> {
 }
 
 /**
+ * The changes that turn the tree `base` into the nested tree `tree`. Sort keys of the base are
+ * kept for the longest run of each sibling list whose base order still holds (a longest
+ * increasing subsequence), so an insert or a move re-keys only the pages that moved, and a
+ * page whose version, parent and key are unchanged is not listed.
+ */
+export function changesBetween(base: Map<string, TreeEntry>, tree: TreeNode[]): TreeChange[] {
+  const out: TreeChange[] = [];
+  const seen = new Set<string>();
+  const visit = (list: TreeNode[], parent: string | null) => {
+    // Candidates: pages already under this parent, with their base key; keep a longest increasing run.
+    const cand: number[] = [];
+    list.forEach((n, i) => {
+      const b = base.get(n.id);
+      if (b && b.parent === parent) cand.push(i);
+    });
+    const key = (i: number) => base.get(list[i]!.id)!.pos;
+    const tails: number[] = [];
+    const prev = new Map<number, number>();
+    for (const i of cand) {
+      let lo = 0;
+      let hi = tails.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (key(tails[mid]!) < key(i)) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo > 0) prev.set(i, tails[lo - 1]!);
+      tails[lo] = i;
+    }
+    const kept = new Set<number>();
+    for (let i: number | undefined = tails[tails.length - 1]; i !== undefined; i = prev.get(i)) kept.add(i);
+    const pos: string[] = new Array(list.length);
+    let lastKey: string | null = null;
+    for (let i = 0; i < list.length; ) {
+      if (kept.has(i)) {
+        lastKey = pos[i] = key(i);
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < list.length && !kept.has(j)) j++;
+      const keys = generateNKeysBetween(lastKey, j < list.length ? key(j) : null, j - i);
+      for (let k = i; k < j; k++) pos[k] = keys[k - i]!;
+      i = j;
+    }
+    list.forEach((n, i) => {
+      seen.add(n.id);
+      const b = base.get(n.id);
+      if (!b || b.v !== n.v || b.parent !== parent || b.pos !== pos[i]) out.push({ pageId: n.id, entry: { v: n.v, parent, pos: pos[i]! } });
+      visit(n.pages, n.id);
+    });
+  };
+  visit(tree, null);
+  for (const id of base.keys()) if (!seen.has(id)) out.push({ pageId: id, entry: null });
+  return out;
+}
+
+/**
  * The nested tree of `entries`, siblings by sort key (then page id). A page whose parent is
  * missing (or that sits on a cycle) is put at the root, after the others, so nothing a
  * revision holds is ever hidden.

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   buildTree,
+  changesBetween,
   diffEntries,
   entriesFromNodes,
   LEAF_MAX,
@@ -279,5 +280,37 @@ describe('page trie costs', () => {
     expect(store.add(await updateTree(store, one, [{ pageId: 'page_a', entry: null }]))).toBe(empty);
     expect(await readEntries(store, empty)).toEqual(new Map());
     expect(store.add(await updateTree(store, null, []))).toBe(empty);
+  });
+});
+
+describe('changes between a stored tree and a nested tree (how revisions are written)', () => {
+  it('the base plus the changes is the nested tree; no more pages are listed than were touched', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 150 }), fc.array(op, { minLength: 0, maxLength: 12 }), async (size, ops) => {
+        const m = new Model(size);
+        const base = new Map(m.entries);
+        const store = new MemoryNodes();
+        const b = { root: store.add(buildTree(base)) };
+        const touched = new Set<string>();
+        for (const o of ops) for (const c of m.apply(o)) touched.add(c.pageId);
+        const target = stripTree(m.tree);
+        const changes = changesBetween(base, target);
+        // No more pages are listed than the operations touched (a move may re-key a neighbour instead).
+        expect(changes.length).toBeLessThanOrEqual(touched.size);
+        const root = store.add(await updateTree(store, b.root, changes));
+        expect(nodesFromEntries(await readEntries(store, root))).toEqual(target);
+        expect(changesBetween(base, stripTree(nodesFromEntries(base)))).toEqual([]);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('moving the last of 500 siblings to the front re-keys one page', () => {
+    const tree: TreeNode[] = Array.from({ length: 500 }, (_, i) => ({ id: `p${i}`, v: `v${i}`, pages: [] }));
+    const base = entriesFromNodes(tree);
+    const moved = [tree[499], ...tree.slice(0, 499)];
+    const changes = changesBetween(base, moved);
+    expect(changes.map((c) => c.pageId)).toEqual(['p499']);
+    expect(nodesFromEntries(new Map([...base, ...changes.map((c) => [c.pageId, c.entry!] as const)]))).toEqual(moved);
   });
 });
