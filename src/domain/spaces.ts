@@ -127,6 +127,36 @@ export async function createSpaceInTransaction(ctx: DomainContext, tx: Tx, organ
 /** The space's counters as `SpaceRef` shows them, read with the write so the answer needs no more statements. */
 export type SpaceCounters = { changeRequests: { total: number; open: number; draft: number }; openComments: number };
 
+/** A raw `Space` row with the counters `spaceCountersSql` adds (names prefixed `_`). */
+export type SpaceRowWithCounters = Space & { _crTotal?: number; _crOpen?: number; _crDraft?: number; _openComments?: number };
+
+/**
+ * The counters `SpaceRef` shows, as SQL over a space row aliased `alias`: `columns` for the select
+ * list, `joins` after its FROM. One statement then reads (or writes) a space and its counters.
+ */
+export function spaceCountersSql(alias: string): { columns: Prisma.Sql; joins: Prisma.Sql } {
+  const a = Prisma.raw(alias);
+  return {
+    columns: Prisma.sql`cr.total AS "_crTotal", cr.open AS "_crOpen", cr.draft AS "_crDraft", cm.open AS "_openComments"`,
+    joins: Prisma.sql`CROSS JOIN LATERAL (
+        SELECT count(*)::int AS total,
+               (count(*) FILTER (WHERE c.status = 'open'))::int AS open,
+               (count(*) FILTER (WHERE c.status = 'draft'))::int AS draft
+        FROM "ChangeRequest" c WHERE c."spaceId" = ${a}.id) cr
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS open FROM "Comment" k
+        WHERE k."spaceId" = ${a}.id AND k."changeRequestId" IS NULL AND k."parentId" IS NULL AND k.status = 'open') cm`,
+  };
+}
+
+/** A raw row as the model's `Space` (enum values mapped: `share-link` → `share_link`) and its counters, when read. */
+export function spaceFromRow(row: SpaceRowWithCounters): { space: Space; counters?: SpaceCounters } {
+  const { _crTotal, _crOpen, _crDraft, _openComments, ...raw } = row;
+  const space = { ...raw, visibility: raw.visibility.replace(/-/g, '_') as Space['visibility'] };
+  if (_crTotal === undefined) return { space };
+  return { space, counters: { changeRequests: { total: _crTotal, open: _crOpen!, draft: _crDraft! }, openComments: _openComments! } };
+}
+
 /** Columns `updateSpace` may set whose type needs a cast from a text parameter. */
 const UPDATE_CASTS: Record<string, string> = { editMode: 'EditMode', defaultLevel: 'Role' };
 
@@ -155,22 +185,11 @@ export async function updateSpace(ctx: DomainContext, id: string, raw: unknown, 
     ),
     Prisma.sql`"updatedAt" = ${new Date()}`,
   ];
-  const counters = opts.withCounters
-    ? Prisma.sql`, cr.total AS "_crTotal", cr.open AS "_crOpen", cr.draft AS "_crDraft", cm.open AS "_openComments"
-      FROM u
-      CROSS JOIN LATERAL (
-        SELECT count(*)::int AS total,
-               (count(*) FILTER (WHERE c.status = 'open'))::int AS open,
-               (count(*) FILTER (WHERE c.status = 'draft'))::int AS draft
-        FROM "ChangeRequest" c WHERE c."spaceId" = u.id) cr
-      CROSS JOIN LATERAL (
-        SELECT count(*)::int AS open FROM "Comment" k
-        WHERE k."spaceId" = u.id AND k."changeRequestId" IS NULL AND k."parentId" IS NULL AND k.status = 'open') cm`
-    : Prisma.sql` FROM u`;
+  const counters = spaceCountersSql('u');
+  const tail = opts.withCounters ? Prisma.sql`, ${counters.columns} FROM u ${counters.joins}` : Prisma.sql` FROM u`;
   // The event is recordEvent's row (events/log.ts eventInsertSql), its payload's title the one just written.
-  type Row = Space & { _crTotal?: number; _crOpen?: number; _crDraft?: number; _openComments?: number };
   const rows = await statement(() =>
-    ctx.prisma.$queryRaw<Row[]>(Prisma.sql`
+    ctx.prisma.$queryRaw<SpaceRowWithCounters[]>(Prisma.sql`
       WITH u AS (
         UPDATE "Space" SET ${Prisma.join(sets, ', ')}
         WHERE id = ${space.id} AND "deletedAt" IS NULL
@@ -184,15 +203,12 @@ export async function updateSpace(ctx: DomainContext, id: string, raw: unknown, 
           payload: Prisma.sql`jsonb_build_object('title', u.title, 'fields', ${JSON.stringify(fields)}::jsonb)`,
         })}
       )
-      SELECT u.*${counters}`),
+      SELECT u.*${tail}`),
   );
   const row = rows[0];
   if (!row) throw notFound('Space');
-  const { _crTotal, _crOpen, _crDraft, _openComments, ...rest } = row;
-  // Raw rows carry the database's enum values: visibility is mapped (`share-link` → `share_link`).
-  const updated = { ...rest, visibility: rest.visibility.replace(/-/g, '_') as Space['visibility'] };
-  if (!opts.withCounters) return updated;
-  return { ...updated, counters: { changeRequests: { total: _crTotal!, open: _crOpen!, draft: _crDraft! }, openComments: _openComments! } };
+  const { space: updated, counters: read } = spaceFromRow(row);
+  return read ? { ...updated, counters: read } : updated;
 }
 
 // ------------------------------------------------------------------ delete, restore, purge

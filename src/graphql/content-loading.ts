@@ -252,14 +252,17 @@ export const loadFileById = (ctx: Context, id: string): Promise<File | null> =>
 // `document` is not here: it is stored, and loaded by version id (loadPageDocument).
 export const CONTENT_FIELDS = new Set(['markdown', 'links']);
 
-/** Does the selection under this field ask for page bodies anywhere (at any depth)? */
-export function selectsPageContent(info: GraphQLResolveInfo): boolean {
+/**
+ * Does the field's selection name a field in `names`: anywhere below it (`deep`), or in its own
+ * selection only? Fragments are followed once each.
+ */
+function selectsField(info: GraphQLResolveInfo, names: Set<string>, deep: boolean): boolean {
   const seen = new Set<FragmentDefinitionNode>();
   const walk = (set: SelectionSetNode | undefined): boolean => {
     if (!set) return false;
     for (const sel of set.selections) {
       if (sel.kind === Kind.FIELD) {
-        if (CONTENT_FIELDS.has(sel.name.value) || walk(sel.selectionSet)) return true;
+        if (names.has(sel.name.value) || (deep && walk(sel.selectionSet))) return true;
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
         if (walk(sel.selectionSet)) return true;
       } else {
@@ -275,28 +278,11 @@ export function selectsPageContent(info: GraphQLResolveInfo): boolean {
   return info.fieldNodes.some((n) => walk(n.selectionSet));
 }
 
+/** Does the selection under this field ask for page bodies anywhere (at any depth)? */
+export const selectsPageContent = (info: GraphQLResolveInfo): boolean => selectsField(info, CONTENT_FIELDS, true);
+
 /** Does the field's own selection (not deeper) name one of `names`? */
-export function selectsOwnField(info: GraphQLResolveInfo, names: Set<string>): boolean {
-  const seen = new Set<FragmentDefinitionNode>();
-  const walk = (set: SelectionSetNode | undefined): boolean => {
-    if (!set) return false;
-    for (const sel of set.selections) {
-      if (sel.kind === Kind.FIELD) {
-        if (names.has(sel.name.value)) return true;
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        if (walk(sel.selectionSet)) return true;
-      } else {
-        const f = info.fragments[sel.name.value];
-        if (f && !seen.has(f)) {
-          seen.add(f);
-          if (walk(f.selectionSet)) return true;
-        }
-      }
-    }
-    return false;
-  };
-  return info.fieldNodes.some((n) => walk(n.selectionSet));
-}
+export const selectsOwnField = (info: GraphQLResolveInfo, names: Set<string>): boolean => selectsField(info, names, false);
 export const SUBTREE_FIELDS = new Set(['pages', 'descendants']);
 
 /**

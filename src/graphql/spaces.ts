@@ -9,6 +9,9 @@ import {
   duplicateSpace,
   moveSpace,
   transferSpace,
+  spaceCountersSql,
+  spaceFromRow,
+  type SpaceRowWithCounters,
 } from '../domain/spaces.ts';
 import { notFound } from '../lib/errors.ts';
 import type { Context } from './context.ts';
@@ -113,33 +116,18 @@ function hasRelations(query: { include?: object; select?: object }): boolean {
   return (query.include != null && Object.keys(query.include).length > 0) || query.select != null;
 }
 
-type SpaceCountsRow = Space & { _crTotal: number; _crOpen: number; _crDraft: number; _openComments: number };
-
 /**
  * The space row and its counters in one statement: the same counts as `changeRequestCounts` and
  * `openCommentCount`, which it primes, so the counter fields issue no statement of their own.
  */
 async function spaceWithCounts(ctx: Context, id: string): Promise<Space | null> {
-  const rows = await ctx.prisma.$queryRaw<SpaceCountsRow[]>(Prisma.sql`
-    SELECT s.*, cr.total AS "_crTotal", cr.open AS "_crOpen", cr.draft AS "_crDraft", cm.open AS "_openComments"
-    FROM "Space" s
-    CROSS JOIN LATERAL (
-      SELECT count(*)::int AS total,
-             (count(*) FILTER (WHERE c.status = 'open'))::int AS open,
-             (count(*) FILTER (WHERE c.status = 'draft'))::int AS draft
-      FROM "ChangeRequest" c WHERE c."spaceId" = s.id) cr
-    CROSS JOIN LATERAL (
-      SELECT count(*)::int AS open FROM "Comment" k
-      WHERE k."spaceId" = s.id AND k."changeRequestId" IS NULL AND k."parentId" IS NULL AND k.status = 'open') cm
-    WHERE s.id = ${id}
-  `);
-  const row = rows[0];
-  if (!row) return null;
-  const { _crTotal, _crOpen, _crDraft, _openComments, ...raw } = row;
-  // Raw rows carry the database's enum values: visibility is mapped (`share-link` → `share_link`).
-  const space = { ...raw, visibility: raw.visibility.replace(/-/g, '_') as Space['visibility'] };
-  crCountsLoader(ctx).prime(space.id, { total: _crTotal, open: _crOpen, draft: _crDraft });
-  openCommentsLoader(ctx).prime(space.id, _openComments);
+  const counters = spaceCountersSql('s');
+  const rows = await ctx.prisma.$queryRaw<SpaceRowWithCounters[]>(Prisma.sql`
+    SELECT s.*, ${counters.columns} FROM "Space" s ${counters.joins} WHERE s.id = ${id}`);
+  if (!rows[0]) return null;
+  const { space, counters: read } = spaceFromRow(rows[0]);
+  crCountsLoader(ctx).prime(space.id, read!.changeRequests);
+  openCommentsLoader(ctx).prime(space.id, read!.openComments);
   return space;
 }
 
