@@ -455,11 +455,14 @@ export function changesBetween(base: Map<string, TreeEntry>, tree: TreeNode[]): 
   const out: TreeChange[] = [];
   const seen = new Set<string>();
   const visit = (list: TreeNode[], parent: string | null) => {
-    // Candidates: pages already under this parent, with their base key; keep a longest increasing run.
+    // Candidates: pages already under this parent, with their base key; keep a longest increasing
+    // run of the pages that are otherwise unchanged (a page whose version changed is written anyway,
+    // so re-keying it costs nothing, while re-keying an unchanged neighbour would cost a write).
     const cand: number[] = [];
+    const edited: number[] = [];
     list.forEach((n, i) => {
       const b = base.get(n.id);
-      if (b && b.parent === parent) cand.push(i);
+      if (b && b.parent === parent) (b.v === n.v ? cand : edited).push(i);
     });
     const key = (i: number) => base.get(list[i]!.id)!.pos;
     const tails: number[] = [];
@@ -477,6 +480,20 @@ export function changesBetween(base: Map<string, TreeEntry>, tree: TreeNode[]): 
     }
     const kept = new Set<number>();
     for (let i: number | undefined = tails[tails.length - 1]; i !== undefined; i = prev.get(i)) kept.add(i);
+    // An edited page keeps its key too when the key still fits between the kept keys around it.
+    if (edited.length) {
+      const nextKept: Array<string | null> = new Array(list.length + 1).fill(null);
+      for (let i = list.length - 1; i >= 0; i--) nextKept[i] = kept.has(i) ? key(i) : nextKept[i + 1]!;
+      const isEdited = new Set(edited);
+      let last: string | null = null;
+      for (let i = 0; i < list.length; i++) {
+        if (kept.has(i)) last = key(i);
+        else if (isEdited.has(i) && (last === null || last < key(i)) && (nextKept[i + 1] === null || key(i) < nextKept[i + 1]!)) {
+          kept.add(i);
+          last = key(i);
+        }
+      }
+    }
     const pos: string[] = new Array(list.length);
     let lastKey: string | null = null;
     for (let i = 0; i < list.length; ) {

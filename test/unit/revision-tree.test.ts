@@ -301,7 +301,11 @@ describe('changes between a stored tree and a nested tree (how revisions are wri
         expect(nodesFromEntries(await readEntries(store, root))).toEqual(target);
         expect(changesBetween(base, stripTree(nodesFromEntries(base)))).toEqual([]);
       }),
-      { numRuns: 150 },
+      {
+        numRuns: 150,
+        // Found by CI: an edited page moved among its siblings must be the one re-keyed, not a neighbour.
+        examples: [[8, [{ kind: 'insert', parent: 0, index: 0 }, { kind: 'update', page: 1551537768 }, { kind: 'move', page: 2015059332, parent: 0, index: 1002587716 }]]],
+      },
     );
   });
 
