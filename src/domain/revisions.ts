@@ -19,7 +19,7 @@ import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import type { FileStorage } from '../lib/storage.ts';
 import { InvalidDocumentError, unparsedMarkdown } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, MarkdownRefusedError, ParseCancelled, parseMarkdown, refusalError, type ParsedMarkdown } from '../lib/markdown-pool.ts';
-import { writeTreeOf } from './revision-tree.ts';
+import { readTree, writeTreeOf } from './revision-tree.ts';
 
 export type TreeNode = { id: string; v: string; pages: TreeNode[] };
 
@@ -197,24 +197,40 @@ async function parseVersions(rows: Prisma.PageVersionCreateManyInput[], opts: In
   return out;
 }
 
-/** Write a revision row for a tree whose page versions already exist. */
+/**
+ * Whether revisions still carry the legacy copies of their page tree (the JSON `tree` and the
+ * `pageVersionIds` array) beside the shared tree store (`treeRoot`). On while readers move to
+ * the tree store; off, a revision's page list is written only as the changed trie nodes.
+ */
+export const WRITE_LEGACY_TREE = true;
+
+/**
+ * Write a revision row for a tree whose page versions already exist. The page tree is given
+ * either as a nested `tree` (diffed against the first parent's tree) or as a `treeRoot`
+ * already stored with writeTree (what the callers that know their changes do).
+ */
 export async function writeRevision(
   tx: Tx,
   data: {
     spaceId: string;
     parents: string[];
     type: RevisionType;
-    tree: TreeNode[];
     fileIds: string[];
     changeRequestId?: string | null;
     createdById?: string | null;
     variables?: Prisma.InputJsonValue;
     reusableContents?: Prisma.InputJsonValue;
-  },
+  } & ({ tree: TreeNode[]; treeRoot?: undefined } | { treeRoot: string; tree?: undefined }),
 ): Promise<Revision> {
-  // The shared page tree, written from the first parent's (a merge's target) when it has one.
-  const base = data.parents[0] ? await tx.revision.findUnique({ where: { id: data.parents[0] }, select: { treeRoot: true } }) : null;
-  const treeRoot = await writeTreeOf(tx, base?.treeRoot ?? null, data.tree);
+  let treeRoot = data.treeRoot;
+  let tree = data.tree;
+  if (treeRoot === undefined) {
+    // The shared page tree, written from the first parent's (a merge's target) when it has one.
+    const base = data.parents[0] ? await tx.revision.findUnique({ where: { id: data.parents[0] }, select: { treeRoot: true } }) : null;
+    treeRoot = await writeTreeOf(tx, base?.treeRoot ?? null, data.tree!);
+  } else if (WRITE_LEGACY_TREE) {
+    tree = await readTree(tx, treeRoot);
+  }
   return tx.revision.create({
     data: {
       id: newId('Revision'),
@@ -222,8 +238,8 @@ export async function writeRevision(
       spaceId: data.spaceId,
       parents: data.parents,
       type: data.type,
-      tree: data.tree as unknown as Prisma.InputJsonValue,
-      pageVersionIds: versionIdsOf(data.tree),
+      tree: (WRITE_LEGACY_TREE ? tree : []) as unknown as Prisma.InputJsonValue,
+      pageVersionIds: WRITE_LEGACY_TREE ? versionIdsOf(tree!) : [],
       fileIds: data.fileIds,
       variables: data.variables ?? {},
       reusableContents: data.reusableContents ?? [],
