@@ -10,19 +10,19 @@ export const FLOOR_SQL = `
 WITH RECURSIVE
 ss AS (
   SELECT ss."id", ss."sectionId", ss."path", ss."position", sp."id" AS "spaceId", sp."title" AS "spaceTitle",
-         r."id" AS "revisionId", r."tree", r."pageVersionIds"
+         r."id" AS "revisionId", r."tree"
   FROM "SiteSpace" ss
   JOIN "Space" sp ON sp."id" = ss."spaceId" AND sp."deletedAt" IS NULL
   JOIN "Revision" r ON r."id" = sp."revisionId"
   WHERE ss."siteId" = $1
 ),
--- The page versions of those revisions, fetched once by primary key (Revision.pageVersionIds
--- lists them flat); joining PageVersion inside the recursion instead makes the planner, which
+-- The page versions of those revisions, fetched once by primary key (every "v" of the seeded
+-- JSON trees; a duplicate from the lax path's array unwrapping does not matter to ANY); joining PageVersion inside the recursion instead makes the planner, which
 -- cannot estimate jsonb_array_elements, hash a sequential scan of the whole table.
 pvs AS (
   SELECT pv."id", pv."title", pv."slug", pv."kind"
   FROM "PageVersion" pv
-  WHERE pv."id" = ANY (ARRAY(SELECT unnest(ss2."pageVersionIds") FROM ss ss2))
+  WHERE pv."id" = ANY (ARRAY(SELECT v #>> '{}' FROM ss ss2, jsonb_path_query(ss2."tree", 'lax $.**.v') AS v))
 ),
 nodes AS (
   SELECT ss."id" AS ssid, e.node, NULL::text AS "parentId", 0 AS depth, ARRAY[e.ord] AS sortkey,

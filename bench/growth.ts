@@ -117,7 +117,6 @@ async function seedSpace(db: pg.Client, base: string, orgId: string, userId: str
     );
   }
   const revisionId = newId('Revision');
-  const versionIds = rows.map((r) => r[0]);
   // The stored page tree too, as every revision written by the application has one.
   const stored = treeFromNodes(tree);
   const nodes = [...stored.created];
@@ -126,8 +125,8 @@ async function seedSpace(db: pg.Client, base: string, orgId: string, userId: str
     await db.query(`INSERT INTO "RevisionTreeNode" (hash, entries) SELECT h, j::jsonb FROM unnest($1::text[], $2::text[]) AS x(h, j) ON CONFLICT DO NOTHING`, [chunk.map((n) => n[0]), chunk.map((n) => n[1].json)]);
   }
   await db.query(
-    `INSERT INTO "Revision" (id, "spaceId", parents, type, tree, "pageVersionIds", "fileIds", "createdById", "createdAt", "treeRoot") VALUES ($1, $2, $3, 'edits', $4, $5, '{}', $6, now(), $7)`,
-    [revisionId, spaceId, [parentRevision], JSON.stringify(tree), versionIds, userId, stored.root],
+    `INSERT INTO "Revision" (id, "spaceId", parents, type, tree, "fileIds", "createdById", "createdAt", "treeRoot") VALUES ($1, $2, $3, 'edits', $4, '{}', $5, now(), $6)`,
+    [revisionId, spaceId, [parentRevision], JSON.stringify(tree), userId, stored.root],
   );
   await db.query(`UPDATE "Space" SET "revisionId" = $1 WHERE id = $2`, [revisionId, spaceId]);
   await db.query(`ANALYZE "PageVersion"; ANALYZE "CurrentPage"; ANALYZE "PageSection"`);

@@ -435,11 +435,11 @@ export async function seed(databaseUrl: string, scale: Scale, log: (m: string) =
     await flushPages(true);
     await add('File', ['id', 'spaceId', 'name', 'contentType', 'size', 'width', 'height', 'storageKey', 'createdAt'], fileRows);
 
-    const revisionColumns = ['id', 'spaceId', 'parents', 'type', 'tree', 'pageVersionIds', 'fileIds', 'changeRequestId', 'createdById', 'createdAt'];
+    const revisionColumns = ['id', 'spaceId', 'parents', 'type', 'tree', 'fileIds', 'changeRequestId', 'createdById', 'createdAt'];
     await add(
       'Revision',
       revisionColumns,
-      spaces.map((s) => [s.revisionId, s.id, [], 'edits', JSON.stringify(s.tree), s.versionIds, s.fileIds, null, adminUserId, past(60)]),
+      spaces.map((s) => [s.revisionId, s.id, [], 'edits', JSON.stringify(s.tree), s.fileIds, null, adminUserId, past(60)]),
     );
     await client.query(
       `UPDATE "Space" s SET "revisionId" = v.rid FROM unnest($1::text[], $2::text[]) AS v(sid, rid) WHERE s."id" = v.sid`,

@@ -8,6 +8,8 @@ import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { contentCaches } from '../src/graphql/content-loading.ts';
 import { makePng, serveFixtures } from './fixtures/content.ts';
+import { versionIdsOf } from '../src/domain/revisions.ts';
+import { revisionTree } from '../src/domain/revision-tree.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -150,7 +152,7 @@ describe('live edits: POST /v1/spaces/{spaceId}/content (extension)', () => {
     expect(rest.body).toMatchObject({ hidden: true, noIndex: true, noRobotsIndex: true });
     // Stored layout options override the defaults (rows are immutable; this one is rewritten only for the test).
     const rev = await t.app.prisma.revision.findUniqueOrThrow({ where: { id: (await revisionOf(spaceId))! } });
-    await t.app.prisma.pageVersion.update({ where: { id: rev.pageVersionIds[0] }, data: { layout: { width: 'wide', outline: false } } });
+    await t.app.prisma.pageVersion.update({ where: { id: versionIdsOf(await revisionTree(t.app.prisma, rev))[0] }, data: { layout: { width: 'wide', outline: false } } });
     // The process keeps page trees by (immutable) revision id: drop them, as a rewrite behind its back needs.
     contentCaches(t.app.config).trees?.clear();
     const wide = await t.rest('GET', `/v1/spaces/${spaceId}/content/page/${pageId}`);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
-import { applyChanges } from '../src/domain/revisions.ts';
+import { applyChanges, versionIdsOf } from '../src/domain/revisions.ts';
+import { revisionTree } from '../src/domain/revision-tree.ts';
 import { newId } from '../src/lib/ids.ts';
 
 let t: TestApp;
@@ -185,7 +186,7 @@ describe('the search index', () => {
     const s = await space(t.org.id, { title: 'Old data' });
     const r = await edit(s, [{ operation: 'insert_page', title: 'Heron', document: { markdown: 'Intro.\n\n## Wading\n\nThe heron wades.' } }]);
     const before = await search(s, 'wades');
-    const versionId = r.revision.pageVersionIds[0];
+    const versionId = versionIdsOf(await revisionTree(t.app.prisma, r.revision))[0];
     expect(await t.app.prisma.pageSection.count({ where: { versionId } })).toBe(2);
     await t.app.prisma.pageSection.deleteMany({ where: { versionId } });
     const after = await search(s, 'wades');

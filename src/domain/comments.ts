@@ -13,7 +13,7 @@ import { newId } from '../lib/ids.ts';
 import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { InvalidDocumentError } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, parseMarkdownFor, refusalError } from '../lib/markdown-pool.ts';
-import { loadRevisionTree } from './revisions.ts';
+import { revisionPages, storedTreeOf } from './revision-tree.ts';
 import { transaction } from '../db/transaction.ts';
 import { recordEvent, type EventInput } from '../events/log.ts';
 
@@ -120,9 +120,10 @@ export async function postComment(ctx: DomainContext, scope: CommentScope, raw: 
   const body = await bodyContent(input.body, 'body');
   let pageVersionId: string | null = null;
   if (input.page) {
-    const node = findNode(await loadRevisionTree(ctx.prisma, scope.revisionId), input.page);
-    if (!node) throw badRequest('page', 'no such page in this content');
-    pageVersionId = node.v;
+    const revision = await storedTreeOf(ctx.prisma, scope.revisionId);
+    const entry = revision ? (await revisionPages(ctx.prisma, revision, [input.page])).get(input.page) : undefined;
+    if (!entry) throw badRequest('page', 'no such page in this content');
+    pageVersionId = entry.v;
   }
   return transaction(ctx.prisma, async (tx) => {
     const created = await tx.comment.create({
@@ -265,13 +266,4 @@ export const commentListOrder = (order: 'asc' | 'desc') => [{ postedAt: order },
 /** Prisma `where` for a comment listing in a scope. */
 export function commentListWhere(scope: Pick<CommentScope, 'space' | 'changeRequestId'>, filters: Omit<CommentListFilters, 'order'>) {
   return { spaceId: scope.space.id, changeRequestId: scope.changeRequestId, ...commentFilterWhere(filters) };
-}
-
-function findNode(tree: Array<{ id: string; v: string; pages: unknown[] }>, pageId: string): { id: string; v: string } | undefined {
-  for (const n of tree) {
-    if (n.id === pageId) return n;
-    const found = findNode(n.pages as typeof tree, pageId);
-    if (found) return found;
-  }
-  return undefined;
 }

@@ -26,8 +26,11 @@ import { recordMovedPages } from './site-redirects.ts';
  */
 export type PageVersionRow = Omit<PageVersion, 'markdown' | 'document' | 'links'> & { markdown?: string; links?: StoredLink[] | null };
 
-/** The revision columns reads need (everything but nothing heavy beyond the tree index). */
-export type RevisionRow = Pick<Revision, 'id' | 'spaceId' | 'parents' | 'type' | 'tree' | 'pageVersionIds' | 'fileIds' | 'variables' | 'reusableContents' | 'changeRequestId' | 'createdAt'>;
+/**
+ * The revision columns reads need: the root of its page tree in the tree store (`treeRoot`), and
+ * the legacy JSON `tree` only for a revision not yet given a root (`revisionTree`, revision-tree.ts).
+ */
+export type RevisionRow = Pick<Revision, 'id' | 'spaceId' | 'parents' | 'type' | 'tree' | 'treeRoot' | 'fileIds' | 'variables' | 'reusableContents' | 'changeRequestId' | 'createdAt'>;
 
 export type ContentPage = {
   id: string;
@@ -56,8 +59,11 @@ export type RevisionContent = {
   reader?: { claims: Record<string, unknown> };
 };
 
-/** Assemble a revision's pages from its tree index and the page-version rows it points at. */
-export function buildRevisionContent(revision: RevisionRow, versions: Map<string, PageVersionRow>, withMarkdown: boolean, withLinks = withMarkdown): RevisionContent {
+/**
+ * Assemble a revision's pages from its page tree (the whole tree, or the part of it one answer
+ * needs: `treeAround`) and the page-version rows it points at.
+ */
+export function buildRevisionContent(revision: RevisionRow, tree: TreeNode[], versions: Map<string, PageVersionRow>, withMarkdown: boolean, withLinks = withMarkdown): RevisionContent {
   const content: RevisionContent = {
     revision,
     roots: [],
@@ -81,7 +87,7 @@ export function buildRevisionContent(revision: RevisionRow, versions: Map<string
       visit(n.pages, page, page.children);
     }
   };
-  visit((revision.tree as unknown as TreeNode[]) ?? [], null, content.roots);
+  visit(tree, null, content.roots);
   return content;
 }
 

@@ -20,7 +20,8 @@ import type { TaskDeps } from './context.ts';
 import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { requireEditable, requireSpaceById } from './spaces.ts';
-import { imageDimensions, insertPageVersions, loadRevision, PAGE_MARKDOWN_MAX, slugify, writeRevision, type TreeNode } from './revisions.ts';
+import { imageDimensions, insertPageVersions, PAGE_MARKDOWN_MAX, slugify, writeRevision, type TreeNode } from './revisions.ts';
+import { revisionTree } from './revision-tree.ts';
 import { requireFetchableUrl, FetchGuardError } from '../lib/url-guard.ts';
 import { ImportError, type ConvertedImport, type ImportedPage } from '../lib/importers.ts';
 import { convertInWorker } from '../lib/import-thread.ts';
@@ -201,7 +202,10 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
     baseRevisionId = space.revisionId;
   }
   if (!baseRevisionId) throw new ImportError('The target has no revision');
-  const base = await loadRevision(tx, baseRevisionId);
+  // The base's tree and its top-level slugs only: no page body of the base is read.
+  const baseRevision = await tx.revision.findUnique({ where: { id: baseRevisionId }, select: { treeRoot: true, tree: true, fileIds: true, variables: true, reusableContents: true } });
+  if (!baseRevision) throw new ImportError('The target has no revision');
+  const baseTree = await revisionTree(tx, baseRevision);
 
   // Ids for every imported page and file first, so links between them resolve whatever the order.
   const targets = new Map<string, string>();
@@ -239,11 +243,9 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
       return { id: p.pageId, v, pages: build(p.kids, new Set()) };
     });
   const rootSlugs = new Set<string>();
-  if (base.tree.length) {
-    for (const n of base.tree) {
-      const slug = base.versions.get(n.v)?.slug;
-      if (slug) rootSlugs.add(slug);
-    }
+  if (baseTree.length) {
+    const roots = await tx.pageVersion.findMany({ where: { id: { in: baseTree.map((n) => n.v) } }, select: { slug: true } });
+    for (const r of roots) if (r.slug) rootSlugs.add(r.slug);
   }
   const imported = build(assigned, rootSlugs);
 
@@ -257,12 +259,12 @@ async function writeImport(tx: Tx, deps: TaskDeps, job: ImportJob, pages: Import
     spaceId: job.spaceId,
     parents: [baseRevisionId],
     type: 'edits',
-    tree: [...base.tree, ...imported],
-    fileIds: [...base.revision.fileIds, ...files.map((f) => f.id)],
+    tree: [...baseTree, ...imported],
+    fileIds: [...baseRevision.fileIds, ...files.map((f) => f.id)],
     changeRequestId: job.changeRequestId,
     createdById: job.createdById,
-    variables: base.revision.variables as Prisma.InputJsonValue,
-    reusableContents: base.revision.reusableContents as Prisma.InputJsonValue,
+    variables: baseRevision.variables as Prisma.InputJsonValue,
+    reusableContents: baseRevision.reusableContents as Prisma.InputJsonValue,
   });
   if (job.changeRequestId) await tx.changeRequest.update({ where: { id: job.changeRequestId }, data: { revisionId: revision.id } });
   else await tx.space.update({ where: { id: job.spaceId }, data: { revisionId: revision.id } });

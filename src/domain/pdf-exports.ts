@@ -19,7 +19,7 @@ import { organizationQueue, type GiveUpReason } from '../jobs.ts';
 import { newId } from '../lib/ids.ts';
 import { badRequest, forbidden, notFound, parseInput } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
-import { walkTree, type TreeNode } from './revisions.ts';
+import { loadRevisionTree, walkTree, type TreeNode } from './revisions.ts';
 import { resolveChangeRequest } from './change-requests.ts';
 import { renderPdfInWorker, PdfRenderError } from '../lib/pdf-thread.ts';
 import type { PdfPage } from '../lib/pdf.ts';
@@ -67,9 +67,7 @@ async function resolveExportTarget(ctx: DomainContext, spaceId: string, idOrNumb
   const resolved = await resolveChangeRequest(ctx, spaceId, idOrNumber, 'space:read');
   const input = parseInput(ChangeRequestPdfInput, raw);
   if (input.only && !input.page) throw badRequest('page', 'required when only is true');
-  const revision = await ctx.prisma.revision.findUnique({ where: { id: resolved.changeRequest.revisionId }, select: { tree: true } });
-  if (!revision) throw notFound('Revision');
-  const nodes = nodesOf(revision.tree as unknown as TreeNode[], { page: input.page, only: input.only ?? false });
+  const nodes = nodesOf(await loadRevisionTree(ctx.prisma, resolved.changeRequest.revisionId), { page: input.page, only: input.only ?? false });
   if (typeof nodes === 'string') throw badRequest('page', nodes);
   const count = [...walkTree(nodes)].length;
   if (count > PDF_MAX_PAGES) throw badRequest('page', `at most ${PDF_MAX_PAGES} pages per PDF; export a part of the tree with page`);
@@ -146,8 +144,7 @@ export async function renderPdfExportTask(payload: unknown, deps: TaskDeps): Pro
   if (!exp) return; // finished, or gone with its change request
   const cr = await deps.prisma.changeRequest.findUnique({ where: { id: exp.changeRequestId }, include: { space: { select: { title: true } } } });
   if (!cr) return;
-  const revision = await deps.prisma.revision.findUniqueOrThrow({ where: { id: exp.revisionId }, select: { tree: true } });
-  const nodes = nodesOf(revision.tree as unknown as TreeNode[], parseScope(exp.scope));
+  const nodes = nodesOf(await loadRevisionTree(deps.prisma, exp.revisionId), parseScope(exp.scope));
   if (typeof nodes === 'string') return finish(deps, id, { state: 'failed', error: nodes });
   const entries = [...walkTree(nodes)];
   // The bodies are loaded a batch at a time, as the thread asks for them: a 500-page export of

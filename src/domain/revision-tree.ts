@@ -193,6 +193,50 @@ export function diffTrees(db: Tx, rootA: string | null, rootB: string | null, st
   return diffEntries(new DbNodes(db, stats), rootA, rootB);
 }
 
+// ------------------------------------------------------------------ a revision's tree, whichever way it is stored
+
+/** What a reader needs of a revision row to find its page tree. */
+export type StoredTreeOf = { treeRoot: string | null; tree?: unknown };
+
+/**
+ * What `revisionTree` and `revisionPages` need of a revision, by id: its root, and its JSON tree
+ * only when it has no root (so a revision that has one never loads the legacy copy). Null: no
+ * such revision.
+ */
+export async function storedTreeOf(db: Tx, revisionId: string): Promise<StoredTreeOf | null> {
+  const [row] = await db.$queryRaw<Array<{ treeRoot: string | null; tree: unknown }>>`
+    SELECT "treeRoot", CASE WHEN "treeRoot" IS NULL THEN "tree" END AS "tree" FROM "Revision" WHERE "id" = ${revisionId}`;
+  return row ?? null;
+}
+
+/**
+ * A revision's page tree in the nested shape: from the shared tree store (`treeRoot`), or, for a
+ * revision written before trees were stored and not yet reached by the backfill, from its legacy
+ * JSON `tree`. Every reader of a whole tree goes through here.
+ */
+export async function revisionTree(db: Tx, revision: StoredTreeOf, stats?: TreeStats): Promise<TreeNode[]> {
+  if (revision.treeRoot) return readTree(db, revision.treeRoot, stats);
+  return Array.isArray(revision.tree) ? (revision.tree as TreeNode[]) : [];
+}
+
+/**
+ * The entries of `pageIds` in a revision's tree (absent pages left out), reading only their paths
+ * in the tree store; a revision without a stored tree walks its JSON. Positions are not compared
+ * by callers of the JSON fallback: `pos` is the index among siblings there.
+ */
+export async function revisionPages(db: Tx, revision: StoredTreeOf, pageIds: string[], stats?: TreeStats): Promise<Map<string, TreeEntry>> {
+  if (revision.treeRoot) return lookupPages(db, revision.treeRoot, pageIds, stats);
+  const wanted = new Set(pageIds);
+  const out = new Map<string, TreeEntry>();
+  const visit = (list: TreeNode[], parent: string | null) =>
+    list.forEach((n, i) => {
+      if (wanted.has(n.id) && !out.has(n.id)) out.set(n.id, { v: n.v, parent, pos: String(i) });
+      visit(n.pages ?? [], n.id);
+    });
+  visit(Array.isArray(revision.tree) ? (revision.tree as TreeNode[]) : [], null);
+  return out;
+}
+
 // ------------------------------------------------------------------ migration of existing revisions
 
 /**

@@ -19,7 +19,7 @@ import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import type { FileStorage } from '../lib/storage.ts';
 import { InvalidDocumentError, unparsedMarkdown } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, MarkdownRefusedError, ParseCancelled, parseMarkdown, refusalError, type ParsedMarkdown } from '../lib/markdown-pool.ts';
-import { readTree, writeTreeOf } from './revision-tree.ts';
+import { readTree, revisionTree, storedTreeOf, writeTreeOf } from './revision-tree.ts';
 
 export type TreeNode = { id: string; v: string; pages: TreeNode[] };
 
@@ -91,17 +91,18 @@ export function pagePaths(loaded: Pick<LoadedRevision, 'tree' | 'versions'>): Ma
 export async function loadRevision(db: Tx, revisionId: string, opts: { bodies?: boolean } = {}): Promise<LoadedRevision> {
   const revision = await db.revision.findUnique({ where: { id: revisionId } });
   if (!revision) throw notFound('Revision');
-  const tree = revision.tree as unknown as TreeNode[];
+  const tree = await revisionTree(db, revision);
+  const versionIds = versionIdsOf(tree);
   const omit = opts.bodies === false ? { document: true, links: true, markdown: true } : { document: true, links: true };
-  const rows = revision.pageVersionIds.length ? await db.pageVersion.findMany({ where: { id: { in: revision.pageVersionIds } }, omit }) : [];
+  const rows = versionIds.length ? await db.pageVersion.findMany({ where: { id: { in: versionIds } }, omit }) : [];
   return { revision, tree, versions: new Map(rows.map((r) => [r.id, { ...r, markdown: (r as { markdown?: string }).markdown ?? '' } as StoredPageVersion])) };
 }
 
 /** A revision's page tree (the index only: no page row is read). */
 export async function loadRevisionTree(db: Tx, revisionId: string): Promise<TreeNode[]> {
-  const revision = await db.revision.findUnique({ where: { id: revisionId }, select: { tree: true } });
+  const revision = await storedTreeOf(db, revisionId);
   if (!revision) throw notFound('Revision');
-  return revision.tree as unknown as TreeNode[];
+  return revisionTree(db, revision);
 }
 
 export type InsertVersionsOptions = {
@@ -239,7 +240,6 @@ export async function writeRevision(
       parents: data.parents,
       type: data.type,
       tree: (WRITE_LEGACY_TREE ? tree : []) as unknown as Prisma.InputJsonValue,
-      pageVersionIds: WRITE_LEGACY_TREE ? versionIdsOf(tree!) : [],
       fileIds: data.fileIds,
       variables: data.variables ?? {},
       reusableContents: data.reusableContents ?? [],

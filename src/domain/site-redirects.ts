@@ -21,6 +21,7 @@ import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
 import { requireSite } from './sites.ts';
 import { loadRevision, pagePaths } from './revisions.ts';
+import { revisionPages, storedTreeOf } from './revision-tree.ts';
 import { recordEvent } from '../events/log.ts';
 
 export const REDIRECT_SOURCE_MAX = 512;
@@ -78,10 +79,9 @@ async function requireDestination(tx: Tx, siteId: string, d: RedirectDestination
   if (!siteSpace) throw badRequest(`${field}.siteSpaceId`, 'no such site space in this site');
   if (d.kind === 'site_page') {
     const revisionId = siteSpace.space.revisionId;
-    const rows = revisionId
-      ? await tx.$queryRaw<unknown[]>(Prisma.sql`SELECT 1 FROM "Revision" r JOIN "PageVersion" v ON v."id" = ANY(r."pageVersionIds") WHERE r."id" = ${revisionId} AND v."pageId" = ${d.pageId} LIMIT 1`)
-      : [];
-    if (rows.length === 0) throw badRequest(`${field}.pageId`, 'no such page in the site space\'s content');
+    const revision = revisionId ? await storedTreeOf(tx, revisionId) : null;
+    const found = revision ? (await revisionPages(tx, revision, [d.pageId])).has(d.pageId) : false;
+    if (!found) throw badRequest(`${field}.pageId`, 'no such page in the site space\'s content');
   }
 }
 

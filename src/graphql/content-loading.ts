@@ -10,6 +10,7 @@ import { buildRevisionContent, descendantsOf, type ContentPage, type PageVersion
 import { viewOf } from './sites.ts';
 import type { Space } from '../generated/prisma/client.ts';
 import type { TreeNode } from '../domain/revisions.ts';
+import { childPages, lookupPages, revisionTree, type TreeEntry } from '../domain/revision-tree.ts';
 import { parseForRead } from '../lib/markdown-pool.ts';
 import { badRequest, notFound } from '../lib/errors.ts';
 import { LRUCache } from 'lru-cache';
@@ -92,16 +93,39 @@ export function loadRevisionContent(ctx: Context, revision: RevisionRow | string
     const load = async () => {
       const row = typeof revision === 'string' ? await loadRevisionById(ctx, revision) : revision;
       if (!row) throw notFound('Revision');
-      const rows = await loadPageVersions(ctx, row.pageVersionIds, set);
+      const tree = await loadTreeOf(ctx, row);
+      const versionIds = treeVersionIds(tree);
+      const rows = await loadPageVersions(ctx, versionIds, set);
       const versions = new Map<string, PageVersionRow>();
       for (const r of rows) if (r) versions.set(r.id, r);
-      const content = buildRevisionContent(row, versions, set === 'full', set !== 'meta');
-      return { content, complete: versions.size === new Set(row.pageVersionIds).size };
+      const content = buildRevisionContent(row, tree, versions, set === 'full', set !== 'meta');
+      return { content, complete: versions.size === new Set(versionIds).size };
     };
     p = set !== 'meta' ? load().then((l) => l.content) : sharedTree(ctx, id, load);
   }
   memo.set(key, p);
   return p;
+}
+
+/**
+ * A revision's whole page tree (ids and version ids, no page row), once per request: from the
+ * tree store (its nodes cached by the process), else the legacy JSON of an older revision.
+ */
+export function loadTreeOf(ctx: Context, revision: RevisionRow): Promise<TreeNode[]> {
+  const memo = treeMemoOf(ctx);
+  let p = memo.get(revision.id);
+  if (!p) {
+    p = revisionTree(ctx.prisma, revision);
+    memo.set(revision.id, p);
+    p.catch(() => memo.delete(revision.id));
+  }
+  return p;
+}
+
+function treeMemoOf(ctx: Context): Map<string, Promise<TreeNode[]>> {
+  let memo = ctx.loaders.get('revision.tree') as Map<string, Promise<TreeNode[]>> | undefined;
+  if (!memo) ctx.loaders.set('revision.tree', (memo = new Map()));
+  return memo;
 }
 
 /** The revision's whole tree when this request or this process has it already (no statement). */
@@ -123,33 +147,72 @@ export async function loadPageContent(ctx: Context, revision: RevisionRow, pageI
   if (atHand) {
     content = await atHand;
   } else {
-    const tree = treeAround((revision.tree as unknown as TreeNode[]) ?? [], pageId, subtree);
+    const tree = await pageTreeAround(ctx, revision, pageId, subtree);
     if (!tree) return null;
     const rows = await loadPageVersions(ctx, treeVersionIds(tree), false);
     const versions = new Map<string, PageVersionRow>();
     for (const r of rows) if (r) versions.set(r.id, r);
-    content = buildRevisionContent({ ...revision, tree: tree as unknown as RevisionRow['tree'] }, versions, false);
+    content = buildRevisionContent(revision, tree, versions, false);
   }
   return (claims ? contentForReader(content, claims) : content).byId.get(pageId) ?? null;
 }
 
 /**
- * The pages at a path (`guide/setup`), in tree order, found level by level: one statement per
- * path segment, each returning only the siblings whose slug is that segment (a path with more
- * segments than the tree has levels stops at the first level with no match).
+ * The part of a revision's tree one page's answer needs (`treeAround`): with a stored tree, the
+ * page and its ancestors are looked up one by one (each reads only its path in the tree store,
+ * none when the nodes are cached); the subtree of a page with children comes from the whole tree
+ * (one statement, or none when cached). A revision without a stored tree prunes its JSON.
+ */
+async function pageTreeAround(ctx: Context, revision: RevisionRow, pageId: string, subtree: boolean): Promise<TreeNode[] | undefined> {
+  const root = revision.treeRoot;
+  if (!root) return treeAround(await loadTreeOf(ctx, revision), pageId, subtree);
+  const entry = (await lookupPages(ctx.prisma, root, [pageId])).get(pageId);
+  if (!entry) return undefined;
+  if (subtree && (await childPages(ctx.prisma, root, pageId)).length > 0) return treeAround(await loadTreeOf(ctx, revision), pageId, true);
+  // The chain of ancestors: a page whose parent is missing (or on a cycle) is shown at the root, as readTree shows it.
+  let node: TreeNode = { id: pageId, v: entry.v, pages: [] };
+  const seen = new Set([pageId]);
+  let parent = entry.parent;
+  while (parent && !seen.has(parent)) {
+    seen.add(parent);
+    const up: TreeEntry | undefined = (await lookupPages(ctx.prisma, root, [parent])).get(parent);
+    if (!up) break;
+    node = { id: parent, v: up.v, pages: [node] };
+    parent = up.parent;
+  }
+  return [node];
+}
+
+/**
+ * The pages at a path (`guide/setup`), in tree order, found level by level: per path segment, the
+ * siblings of that level (from the tree store: their parent's part of it, and their entries) and
+ * one statement returning only those whose slug is that segment (a path with more segments than
+ * the tree has levels stops at the first level with no match).
  */
 export async function pageIdsAtPath(ctx: Context, revision: RevisionRow, path: string): Promise<string[]> {
-  let level = (revision.tree as unknown as TreeNode[]) ?? [];
-  let found: TreeNode[] = [];
+  const root = revision.treeRoot;
+  // A level: its pages in tree order, with their version ids.
+  type Level = Array<{ id: string; v: string; pages?: TreeNode[] }>;
+  const childrenOf = async (parents: Level | null): Promise<Level> => {
+    if (!root) return parents ? parents.flatMap((n) => n.pages ?? []) : await loadTreeOf(ctx, revision);
+    const ids = parents ? (await Promise.all(parents.map((p) => childPages(ctx.prisma, root, p.id)))).flat() : await childPages(ctx.prisma, root, null);
+    if (ids.length === 0) return [];
+    const entries = await lookupPages(ctx.prisma, root, ids.map((c) => c.pageId));
+    return ids.flatMap((c) => {
+      const e = entries.get(c.pageId);
+      return e ? [{ id: c.pageId, v: e.v }] : [];
+    });
+  };
+  let found: Level | null = null;
   for (const segment of path.split('/')) {
-    if (level.length === 0 || segment === '') return [];
-    const ids = level.map((n) => n.v);
-    const rows = await ctx.prisma.$queryRaw<Array<{ id: string }>>`SELECT id FROM "PageVersion" WHERE id = ANY(${ids}::text[]) AND slug = ${segment}`;
+    if (segment === '') return [];
+    const level = await childrenOf(found);
+    if (level.length === 0) return [];
+    const rows = await ctx.prisma.$queryRaw<Array<{ id: string }>>`SELECT id FROM "PageVersion" WHERE id = ANY(${level.map((n) => n.v)}::text[]) AND slug = ${segment}`;
     const matching = new Set(rows.map((r) => r.id));
     found = level.filter((n) => matching.has(n.v));
-    level = found.flatMap((n) => n.pages);
   }
-  return found.map((n) => n.id);
+  return (found ?? []).map((n) => n.id);
 }
 
 /**
@@ -230,8 +293,7 @@ export function treeBytes(content: RevisionContent): number {
 }
 
 export function revisionRowBytes(row: RevisionRow): number {
-  let bytes = 1024 + jsonBytes(row.tree) + jsonBytes(row.variables) + jsonBytes(row.reusableContents);
-  for (const id of row.pageVersionIds) bytes += 8 + strBytes(id);
+  let bytes = 1024 + jsonBytes(row.tree) + strBytes(row.treeRoot) + jsonBytes(row.variables) + jsonBytes(row.reusableContents);
   for (const id of row.fileIds) bytes += 8 + strBytes(id);
   return bytes;
 }
@@ -303,11 +365,18 @@ export async function withBody(ctx: Context, page: ContentPage): Promise<Content
  */
 export async function pagesWithBodies(ctx: Context, revision: RevisionRow, info: GraphQLResolveInfo): Promise<RevisionContent> {
   if (!selectsPageContent(info)) return readerContent(ctx, revision, { withMarkdown: false });
+  // Keyed by revision; the trees come from this request's memo (loadTreeOf), filled before the
+  // batch runs, so the revisions listed in one tick are measured by one statement.
+  await loadTreeOf(ctx, revision);
   const bytes = await loader<string, number>(ctx, 'revision.bodyBytes', async (ids) => {
-    const rows = await ctx.prisma.$queryRaw<Array<{ id: string; bytes: bigint | number | null }>>(
-      Prisma.sql`SELECT r.id, coalesce(sum(octet_length(pv.markdown)), 0)::bigint AS bytes
-        FROM "Revision" r JOIN "PageVersion" pv ON pv.id = ANY(r."pageVersionIds") WHERE r.id = ANY(${[...ids]}::text[]) GROUP BY r.id`,
-    );
+    const trees = await Promise.all(ids.map((id) => treeMemoOf(ctx).get(id) ?? Promise.resolve([])));
+    const pairs = ids.flatMap((id, i) => treeVersionIds(trees[i]).map((v) => [id, v] as const));
+    const rows = pairs.length
+      ? await ctx.prisma.$queryRaw<Array<{ id: string; bytes: bigint | number | null }>>(
+          Prisma.sql`SELECT x.r AS id, coalesce(sum(octet_length(pv.markdown)), 0)::bigint AS bytes
+            FROM unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::text[]) AS x(r, v) JOIN "PageVersion" pv ON pv.id = x.v GROUP BY x.r`,
+        )
+      : [];
     const m = new Map(rows.map((r) => [r.id, Number(r.bytes ?? 0)]));
     return ids.map((id) => m.get(id) ?? 0);
   }).load(revision.id);
