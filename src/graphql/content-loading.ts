@@ -10,7 +10,7 @@ import { buildRevisionContent, descendantsOf, type ContentPage, type PageVersion
 import { viewOf } from './sites.ts';
 import type { Space } from '../generated/prisma/client.ts';
 import type { TreeNode } from '../domain/revisions.ts';
-import { childPages, lookupPages, revisionTree, type TreeEntry } from '../domain/revision-tree.ts';
+import { childPages, lookupPages, readTrees, revisionTree, type TreeEntry } from '../domain/revision-tree.ts';
 import { parseForRead } from '../lib/markdown-pool.ts';
 import { badRequest, notFound } from '../lib/errors.ts';
 import { LRUCache } from 'lru-cache';
@@ -115,7 +115,12 @@ export function loadTreeOf(ctx: Context, revision: RevisionRow): Promise<TreeNod
   const memo = treeMemoOf(ctx);
   let p = memo.get(revision.id);
   if (!p) {
-    p = revisionTree(ctx.prisma, revision);
+    const root = revision.treeRoot;
+    // Trees listed in one tick are read together (one statement); an older revision without a root reads its JSON.
+    p = root ? loader<string, TreeNode[]>(ctx, 'revision.treeByRoot', async (roots) => {
+      const trees = await readTrees(ctx.prisma, [...roots]);
+      return roots.map((r) => trees.get(r)!);
+    }).load(root) : revisionTree(ctx.prisma, revision);
     memo.set(revision.id, p);
     p.catch(() => memo.delete(revision.id));
   }
