@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { contentCaches } from '../src/graphql/content-loading.ts';
-import { clearTreeCache } from '../src/domain/revision-tree.ts';
+import { clearTreeCache, readTree, readTrees } from '../src/domain/revision-tree.ts';
 import { renderPdfExportTask } from '../src/domain/pdf-exports.ts';
 import { expectValidResponse } from './openapi.ts';
 
@@ -220,5 +220,28 @@ describe('readers give the same answers from the tree store, from the JSON tree,
       }
       expect(await t.app.prisma.siteRedirect.count({ where: { siteId } })).toBe(before);
     }
+  });
+
+  it('a page read with only the tree store reads the paths of the page and its ancestors, not the whole tree', async () => {
+    await use('store only');
+    const read = await t.countQueries(() => t.rest('GET', `/v1/spaces/${spaceId}/content/page/${ids.deep}`));
+    expect(read.result.status).toBe(200);
+    expect(read.result.body).toMatchObject({ id: ids.deep, path: 'guide/setup/deep', pages: [] });
+    // No whole-tree walk (recursive statement), and no revision row other than the space's.
+    expect(read.statements.filter((s) => /WITH RECURSIVE/.test(s))).toEqual([]);
+    expect(read.statements.filter((s) => /"RevisionTreeNode"/.test(s)).length).toBeGreaterThan(0);
+    // The page with children nests its subtree, from the store.
+    const guide = await t.rest('GET', `/v1/spaces/${spaceId}/content/page/${ids.guide}`);
+    expect(guide.body).toMatchObject({ id: ids.guide, pages: [{ id: ids.setup, pages: [{ id: ids.deep }] }] });
+  });
+
+  it('readTrees reads several trees in one statement, each equal to readTree', async () => {
+    await use('both');
+    const roots = (await t.app.prisma.revision.findMany({ where: { treeRoot: { not: null } }, select: { treeRoot: true } })).map((r) => r.treeRoot!);
+    expect(roots.length).toBeGreaterThan(5);
+    clearTreeCache();
+    const together = await t.countQueries(() => readTrees(t.app.prisma, roots));
+    expect(together.count).toBe(1);
+    for (const root of roots) expect(together.result.get(root)).toEqual(await readTree(t.app.prisma, root));
   });
 });
