@@ -89,8 +89,10 @@ export function pagePaths(loaded: Pick<LoadedRevision, 'tree' | 'versions'>): Ma
  * not read every body of the revision.
  */
 export async function loadRevision(db: Tx, revisionId: string, opts: { bodies?: boolean } = {}): Promise<LoadedRevision> {
-  const revision = await db.revision.findUnique({ where: { id: revisionId } });
-  if (!revision) throw notFound('Revision');
+  // The legacy JSON copy is read only for a revision without a stored tree (readers use `treeRoot` first).
+  const row = await db.revision.findUnique({ where: { id: revisionId }, omit: { tree: true } });
+  if (!row) throw notFound('Revision');
+  const revision: Revision = { ...row, tree: row.treeRoot ? [] : ((await storedTreeOf(db, revisionId))?.tree as Prisma.JsonValue) ?? [] };
   const tree = await revisionTree(db, revision);
   const versionIds = versionIdsOf(tree);
   const omit = opts.bodies === false ? { document: true, links: true, markdown: true } : { document: true, links: true };
