@@ -11,6 +11,7 @@ import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
 import { giveUpPdfExport, renderPdfExportTask } from './domain/pdf-exports.ts';
 import { backfillParsedContent } from './domain/markdown-backfill.ts';
 import { backfillRevisionTreesTask } from './domain/revision-tree.ts';
+import { purgeIdempotencyKeys } from './http/idempotency.ts';
 
 export const tasks = {
   /** Content import (URL or upload → pages), payload `{ jobId }`. */
@@ -42,6 +43,8 @@ export const tasks = {
    * Every 10 minutes: revisions written before page trees were stored get their tree root, 20
    * revisions per transaction, for up to 2 minutes, then it enqueues itself while some remain.
    */
+  /** Hourly: idempotency keys (and the answers they keep) older than 24 hours. */
+  purgeIdempotencyKeys: { handler: async (_payload, deps) => void (await purgeIdempotencyKeys(deps)), cron: '53 * * * *' },
   backfillRevisionTrees: { handler: async (_payload, deps) => void (await backfillRevisionTreesTask(deps)), cron: '*/10 * * * *' },
 } satisfies TaskTable & Record<keyof TaskNames, TaskDefinition>;
 
@@ -57,6 +60,7 @@ declare module './jobs.ts' {
     purgeDeletedSpaces: true;
     sweepOrphanFiles: true;
     purgeOldEvents: true;
+    purgeIdempotencyKeys: true;
     deliverWebhook: true;
     renderPdfExport: true;
     backfillParsedContent: true;

@@ -17,6 +17,7 @@ const SQL_TYPE: Record<string, string> = {
   Json: 'jsonb',
   Float: 'double precision',
   BigInt: 'bigint',
+  Bytes: 'bytea',
 };
 
 // Json fields declared `@db.Json` are `json` columns (the text kept as written); the data model

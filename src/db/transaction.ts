@@ -12,6 +12,7 @@
 // code P2034 (model operations) or P2010 (raw queries), the SQLSTATE in
 // `meta.driverAdapterError.cause.originalCode` and `kind: 'TransactionWriteConflict'`
 // (docs/decisions.md "Transactions, lock order and retries").
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { transactionScope, type Db, type Tx } from './client.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 
@@ -32,6 +33,14 @@ export type TransactionOptions = {
   /** Called before each retry (logging, tests). */
   onRetry?: (info: RetryInfo) => void;
 };
+
+/**
+ * The write claim of the running request (an `Idempotency-Key`, src/http/idempotency.ts): every
+ * transaction marks it before it commits, so the mark and the change commit together or not at
+ * all; a one-statement write marks it right after (a gap of one round trip).
+ */
+export type WriteClaim = { markInTransaction(tx: Tx): Promise<void>; markAfterStatement(): Promise<void> };
+export const writeClaimScope = new AsyncLocalStorage<WriteClaim>();
 
 export type RetryInfo = { attempt: number; sqlState: string; error: unknown };
 const retryListeners = new Set<(info: RetryInfo) => void>();
@@ -74,7 +83,13 @@ export async function transaction<T>(prisma: Pick<Db, '$transaction'>, fn: (tx: 
       // The scope closes with the callback: work it started that outlives it is not "inside".
       return await prisma.$transaction((tx) => {
         const scope = { open: true };
-        return transactionScope.run(scope, () => fn(tx)).finally(() => (scope.open = false));
+        return transactionScope
+          .run(scope, async () => {
+            const out = await fn(tx);
+            await writeClaimScope.getStore()?.markInTransaction(tx);
+            return out;
+          })
+          .finally(() => (scope.open = false));
       }, txOptions);
     } catch (err) {
       const sqlState = retryableSqlState(err);
@@ -95,7 +110,9 @@ export async function transaction<T>(prisma: Pick<Db, '$transaction'>, fn: (tx: 
 export async function statement<T>(fn: () => Promise<T>, attempts = TRANSACTION_ATTEMPTS): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await fn();
+      const out = await fn();
+      await writeClaimScope.getStore()?.markAfterStatement();
+      return out;
     } catch (err) {
       const sqlState = retryableSqlState(err);
       if (!sqlState || attempt >= attempts) throw err;

@@ -37,6 +37,9 @@ export type RequestRecord = {
   route?: string;
   /** The authenticated caller, once known. */
   userId?: string;
+  /** The write's `Idempotency-Key`, and the SHA-256 (hex) of its body once read (src/http/idempotency.ts). */
+  idempotencyKey?: string;
+  bodySha256?: string;
   tokenId?: string;
   /** The GraphQL operation name, when the request ran one. */
   operationName?: string;

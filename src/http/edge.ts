@@ -1,6 +1,7 @@
 // What the rooms of the edge share (server.ts, graphql.ts, rest.ts): their dependencies, the
 // caller of a request (looked up once, kept on its request record), the context both APIs run
 // with, and the body reader with its caps.
+import crypto from 'node:crypto';
 import type http from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
@@ -59,8 +60,10 @@ export function createEdge(deps: AppDeps) {
       return ctx;
     },
     /** Read a body under the caps; its bytes are charged to the client's IP, as the rate limiter reads it (TRUST_PROXY). */
-    read(req: http.IncomingMessage, opts: Omit<ReadOptions, 'client'> = {}) {
-      return readBody(req, bodyLimits, { ...opts, client: clientIp(req, config.rateLimit.trustProxy) });
+    read(req: http.IncomingMessage, opts: Omit<ReadOptions, 'client'> = {}, record?: RequestRecord) {
+      const read = readBody(req, bodyLimits, { ...opts, client: clientIp(req, config.rateLimit.trustProxy) });
+      // A write under an idempotency key is remembered by its body's hash (idempotency.ts).
+      return record?.idempotencyKey ? read.then((r) => ((record.bodySha256 = crypto.createHash('sha256').update(r.body).digest('hex')), r)) : read;
     },
   };
 }

@@ -174,7 +174,7 @@ async function handleGraphql(edge: Edge, yoga: YogaServerInstance<ServerContext,
     return sendGraphqlFailure(edge, req, res, record, err); // the token lookup failed (the database is down)
   }
   if (anonymous && Number(req.headers['content-length'] ?? 0) > ANONYMOUS_MAX_BODY_BYTES) return refuseUnauthenticated(edge, req, res, record);
-  const received = await edge.read(req, anonymous ? { maxBytes: ANONYMOUS_MAX_BODY_BYTES, tooLarge: () => new RequestRejected(401, UNAUTHENTICATED_MESSAGE) } : {}).catch((err: unknown) => {
+  const received = await edge.read(req, anonymous ? { maxBytes: ANONYMOUS_MAX_BODY_BYTES, tooLarge: () => new RequestRejected(401, UNAUTHENTICATED_MESSAGE) } : {}, record).catch((err: unknown) => {
     if (err instanceof RequestRejected && err.status === 401) return undefined;
     throw err;
   });

@@ -50,7 +50,7 @@ async function handleRest(edge: Edge, req: http.IncomingMessage, res: http.Serve
   const viewer = await edge.viewerFor(req, record);
   if (!viewer && (!match.route.published || req.headers.authorization !== undefined)) return sendJson(res, 401, errorBody(401, UNAUTHENTICATED_MESSAGE));
   if (viewer?.scope && !match.route.published) return sendJson(res, 403, errorBody(403, PUBLISHED_ONLY_MESSAGE));
-  const { body, release } = await edge.read(req);
+  const { body, release } = await edge.read(req, {}, record);
   try {
     const raw = body.toString('utf8');
     if (match.route.body && body.length > 0) requireJsonContentType(req.headers['content-type']);

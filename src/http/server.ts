@@ -17,6 +17,7 @@ import { LINGER_MS, RequestRejected, lingerOnUnreadBody, parseRequestTarget } fr
 import { REQUEST_ID_HEADER } from './observability.ts';
 import { challengeEvery401 } from './graphql-over-http.ts';
 import { createLiveWebSocket } from './live-ws.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotency.ts';
 
 export type { AppDeps } from './edge.ts';
 export { PUBLISHED_ONLY_MESSAGE } from './edge.ts';
@@ -53,8 +54,15 @@ export function createHttpServer(deps: AppDeps) {
     if (target.pathname === '/healthz') return await sendJson(res, 200, { status: 'ok' });
     if (target.pathname === '/metrics') return await obs.serveMetrics(req, res);
     if (target.pathname === '/readyz') return await answerReady(deps.prisma, res);
-    if (top === 'graphql') return await graphql.route(req, res, target, record);
-    if (top === 'v1') return await rest.route(req, res, target, record);
+    if (top === 'graphql' || top === 'v1') {
+      const api = () => (top === 'graphql' ? graphql.route(req, res, target, record) : rest.route(req, res, target, record));
+      // A write with an Idempotency-Key runs at most once per caller and key (idempotency.ts).
+      const key = idempotencyKeyOf(req);
+      if (key === undefined) return await api();
+      if (typeof key === 'object') return sendJson(res, 400, errorBody(400, `Idempotency-Key: ${key.invalid}`));
+      record.idempotencyKey = key;
+      return await runIdempotent(edge, req, res, record, key, api);
+    }
     if (top === 'files') {
       const viewer = await edge.viewerFor(req, record);
       return await handleDownload(req, res, target, edge.makeContext(viewer, 'rest', undefined, record));
