@@ -11,6 +11,7 @@ import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
 import { giveUpPdfExport, renderPdfExportTask } from './domain/pdf-exports.ts';
 import { backfillParsedContent } from './domain/markdown-backfill.ts';
 import { backfillRevisionTreesTask } from './domain/revision-tree.ts';
+import { purgeSharedCacheTask } from './http/purge.ts';
 
 export const tasks = {
   /** Content import (URL or upload → pages), payload `{ jobId }`. */
@@ -43,6 +44,8 @@ export const tasks = {
    * revisions per transaction, for up to 2 minutes, then it enqueues itself while some remain.
    */
   backfillRevisionTrees: { handler: async (_payload, deps) => void (await backfillRevisionTreesTask(deps)), cron: '*/10 * * * *' },
+  /** The shared-cache purge feed (src/http/purge.ts): re-enqueues itself every PURGE_INTERVAL_MS; the cron restarts a lost chain. */
+  purgeSharedCache: { handler: purgeSharedCacheTask, cron: '* * * * *' },
 } satisfies TaskTable & Record<keyof TaskNames, TaskDefinition>;
 
 export type TaskName = keyof typeof tasks;
@@ -61,5 +64,6 @@ declare module './jobs.ts' {
     renderPdfExport: true;
     backfillParsedContent: true;
     backfillRevisionTrees: true;
+    purgeSharedCache: true;
   }
 }
