@@ -88,7 +88,6 @@ export function toRestItem(item: any) {
   return toRestSiteSpace(item);
 }
 
-export const STRUCTURE_FIELDS = `structure { type items { ${ITEM_FIELDS} } }`;
 /** The structure as published content shows it: spaces as PUBLISHED_SPACE_FIELDS, so the published cache serves it. */
 export const PUBLISHED_STRUCTURE_FIELDS = `structure { type items { ${itemFields(PUBLISHED_SPACE_FIELDS)} } }`;
 
