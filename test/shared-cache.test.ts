@@ -9,7 +9,9 @@ import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import type { Config } from '../src/config.ts';
-import { purgePass, PURGE_TASK } from '../src/http/purge.ts';
+import { banRegex, purgePass, PURGE_TASK } from '../src/http/purge.ts';
+import { etagForCoding } from '../src/http/compression.ts';
+import { ifNoneMatchMatches } from '../src/http/conditional.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 
@@ -214,6 +216,23 @@ describe('headers for shared caches', () => {
       ['visitor token REST with share key', get(publishedPath(siteA, `?shareKey=${encodeURIComponent(shareKey)}`), { 'x-visitor-token': visitorToken })],
     ];
     for (const [name, p] of cases) expectPrivate(await p, name);
+  });
+});
+
+describe('strong tags and compression', () => {
+  it('gives a coded body its own strong tag, accepts it back, and leaves weak tags alone', () => {
+    expect(etagForCoding('"abc"', 'gzip')).toBe('"abc-gzip"');
+    expect(etagForCoding('W/"abc"', 'gzip')).toBeUndefined();
+    expect(ifNoneMatchMatches('"abc-gzip"', '"abc"')).toBe(true);
+    expect(ifNoneMatchMatches('"abc-br", "x"', '"abc"')).toBe(true);
+    expect(ifNoneMatchMatches('"abd-gzip"', '"abc"')).toBe(false);
+  });
+
+  it('escapes keys in the ban regex (a key is matched literally, as a whole word)', () => {
+    const regex = new RegExp(banRegex(['site_a@v1', 'a.b']));
+    expect(regex.test('x site_a@v1 y')).toBe(true);
+    expect(regex.test('axb')).toBe(false);
+    expect(regex.test('site_a@v10')).toBe(false);
   });
 });
 
