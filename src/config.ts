@@ -146,6 +146,18 @@ const EnvSchema = z.object({
   IMPORT_WORKER_HEAP_MB: z.coerce.number().int().min(32).default(256),
   /** After a site's visitor key is rotated, tokens signed with the previous key keep verifying this long (0–604800 s). */
   VISITOR_KEY_OVERLAP_SECONDS: z.coerce.number().int().min(0).max(604_800).default(3600),
+  /** The shared cache's purge endpoint (src/http/purge.ts); unset = no purge feed. */
+  PURGE_URL: z.string().url().optional(),
+  /** How to purge: `varnish-ban` (BAN with X-Purge-Keys/X-Purge-Regex), `xkey` (PURGE with xkey-purge), `http` (POST of the keys as JSON, Fastly/Cloudflare-shaped). */
+  PURGE_STYLE: z.enum(['varnish-ban', 'xkey', 'http']).default('varnish-ban'),
+  /** Sent as `Authorization: Bearer …` to the purger (a CDN's API token), if set. */
+  PURGE_TOKEN: z.string().min(1).optional(),
+  /** How often the purge feed looks for changed sites, ms. */
+  PURGE_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  /** Purge a changed site's older-version keys once more after this long (the purge race window: longer than any request), s. */
+  PURGE_REPEAT_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
+  /** One purge request must answer within this, ms. */
+  PURGE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
 }).refine((e) => e.LISTEN_STALL_RECONNECT_MS >= 2 * e.LISTEN_HEALTH_MS, {
   path: ['LISTEN_STALL_RECONNECT_MS'],
   message: 'must be at least twice LISTEN_HEALTH_MS',
@@ -232,6 +244,8 @@ export type Config = {
   webhookDelivery: WebhookDeliveryConfig;
   /** Imports (src/domain/imports.ts): archive limits (src/lib/zip-reader.ts) and the REST wait. */
   imports: { maxEntries: number; maxEntryBytes: number; maxTotalBytes: number; waitSeconds: number; timeoutSeconds: number; workerHeapMb: number };
+  /** The shared-cache purge feed (src/http/purge.ts); `url` undefined = off. */
+  purge: { url?: string; style: 'varnish-ban' | 'xkey' | 'http'; token?: string; intervalMs: number; repeatSeconds: number; timeoutMs: number };
   /** The markdown parsing pool (src/lib/markdown-pool.ts). */
   markdown: { timeoutMs: number; threads: number; maxNesting: number };
   /** PDF export budgets (src/domain/pdf-exports.ts, docs/performance.md "Hostile-input budgets"). */
@@ -359,6 +373,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     markdown: { timeoutMs: e.MARKDOWN_PARSE_TIMEOUT_MS, threads: e.MARKDOWN_THREADS, maxNesting: e.MARKDOWN_MAX_NESTING },
     visitorKeyOverlapSeconds: e.VISITOR_KEY_OVERLAP_SECONDS,
     imports: { maxEntries: e.IMPORT_MAX_ENTRIES, maxEntryBytes: e.IMPORT_MAX_ENTRY_BYTES, maxTotalBytes: e.IMPORT_MAX_TOTAL_BYTES, waitSeconds: e.IMPORT_WAIT_SECONDS, timeoutSeconds: e.IMPORT_TIMEOUT_SECONDS, workerHeapMb: e.IMPORT_WORKER_HEAP_MB },
+    purge: { url: e.PURGE_URL, style: e.PURGE_STYLE, token: e.PURGE_TOKEN, intervalMs: e.PURGE_INTERVAL_MS, repeatSeconds: e.PURGE_REPEAT_SECONDS, timeoutMs: e.PURGE_TIMEOUT_MS },
   };
 }
 

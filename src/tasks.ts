@@ -13,6 +13,8 @@ import { backfillParsedContent } from './domain/markdown-backfill.ts';
 import { backfillRevisionTreesTask } from './domain/revision-tree.ts';
 import { purgeIdempotencyKeys } from './http/idempotency.ts';
 
+import { purgeSharedCacheTask } from './http/purge.ts';
+
 export const tasks = {
   /** Content import (URL or upload → pages), payload `{ jobId }`. */
   importContent: { handler: importContentTask, onGiveUp: giveUpImportJob },
@@ -43,9 +45,11 @@ export const tasks = {
    * Every 10 minutes: revisions written before page trees were stored get their tree root, 20
    * revisions per transaction, for up to 2 minutes, then it enqueues itself while some remain.
    */
+  backfillRevisionTrees: { handler: async (_payload, deps) => void (await backfillRevisionTreesTask(deps)), cron: '*/10 * * * *' },
   /** Hourly: idempotency keys (and the answers they keep) older than 24 hours. */
   purgeIdempotencyKeys: { handler: async (_payload, deps) => void (await purgeIdempotencyKeys(deps)), cron: '53 * * * *' },
-  backfillRevisionTrees: { handler: async (_payload, deps) => void (await backfillRevisionTreesTask(deps)), cron: '*/10 * * * *' },
+  /** The shared-cache purge feed (src/http/purge.ts): re-enqueues itself every PURGE_INTERVAL_MS; the cron restarts a lost chain. */
+  purgeSharedCache: { handler: purgeSharedCacheTask, cron: '* * * * *' },
 } satisfies TaskTable & Record<keyof TaskNames, TaskDefinition>;
 
 export type TaskName = keyof typeof tasks;
@@ -65,5 +69,6 @@ declare module './jobs.ts' {
     renderPdfExport: true;
     backfillParsedContent: true;
     backfillRevisionTrees: true;
+    purgeSharedCache: true;
   }
 }

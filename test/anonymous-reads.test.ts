@@ -235,20 +235,22 @@ describe('anonymous REST', () => {
 describe('cache headers', () => {
   const PUBLIC = 'public, max-age=0, s-maxage=60, stale-while-revalidate=300';
 
-  it('marks an anonymous GET of a public site for shared caches: s-maxage, ETag, Surrogate-Key, no Vary on Authorization', async () => {
+  it('marks an anonymous GET of a public site for shared caches: s-maxage, strong ETag, Surrogate-Key, Vary on Authorization and X-Visitor-Token', async () => {
     const r = await gql(SITE_QUERY, { siteId }, { get: true });
     expect(r.status).toBe(200);
     expect(r.headers.get('cache-control')).toBe(PUBLIC);
     const etag = r.headers.get('etag');
-    expect(etag).toMatch(/^W\/"/);
+    expect(etag).toMatch(/^"/);
     const keys = r.headers.get('surrogate-key')!.split(' ');
-    // The site, then the space and revision ids of the answer (Docs only: not the conditioned sections').
+    // The site, the site at its version, then the space and revision ids of the answer (Docs only: not the conditioned sections').
     expect(keys[0]).toBe(siteId);
+    expect(keys[1]).toMatch(new RegExp(`^${siteId}@v\\d+$`));
     expect(keys).toContain(spaceIds[0]);
     expect(keys).toContain(revisionIds[0]);
     expect(keys).not.toContain(spaceIds[1]);
     expect(keys).not.toContain(spaceIds[2]);
-    expect(r.headers.get('vary')?.toLowerCase()).not.toContain('authorization');
+    // A request with a token is another entry of a shared cache (a member's answer differs).
+    expect(r.headers.get('vary')?.toLowerCase()).toContain('authorization');
     expect(r.headers.get('vary')?.toLowerCase()).toContain('x-visitor-token');
     const again = await gql(SITE_QUERY, { siteId }, { get: true, headers: { 'if-none-match': etag! } });
     expect(again.status).toBe(304);
@@ -256,13 +258,11 @@ describe('cache headers', () => {
     expect((await gql(SITE_QUERY, { siteId: other.unlisted }, { get: true })).headers.get('cache-control')).toBe(PUBLIC);
   });
 
-  it('keeps every other answer private: members, outsiders, share keys, claims, POST, errors', async () => {
+  it('keeps every other answer private: members, outsiders, claims, POST, errors (share keys in the URL are public)', async () => {
     const outsider = await t.createUser();
     const cases: Array<[string, Promise<Sent>]> = [
       ['member', gql(SITE_QUERY, { siteId }, { get: true, token: t.token })],
       ['outsider', gql(SITE_QUERY, { siteId }, { get: true, token: outsider.token })],
-      ['share key', gql(SITE_QUERY, { siteId, shareKey }, { get: true })],
-      ['share-link site', gql(SITE_QUERY, { siteId: other.shareLink, shareKey: shareLinkSiteKey }, { get: true })],
       ['unsigned claims', gql(SITE_QUERY, { siteId, visitor: { claims: { unsigned: { beta: true } } } }, { get: true })],
     ];
     for (const [name, p] of cases) {
@@ -271,6 +271,9 @@ describe('cache headers', () => {
       expect(r.headers.get('cache-control'), name).toBe('private, no-cache');
       expect(r.headers.get('surrogate-key'), name).toBeNull();
       expect(r.headers.get('vary')?.toLowerCase(), name).toContain('authorization');
+    }
+    for (const [name, vars] of [['share key', { siteId, shareKey }], ['share-link site', { siteId: other.shareLink, shareKey: shareLinkSiteKey }]] as const) {
+      expect((await gql(SITE_QUERY, vars, { get: true })).headers.get('cache-control'), name).toBe(PUBLIC);
     }
     const post = await gql(SITE_QUERY, { siteId });
     expect(post.headers.get('cache-control')).toBeNull();
@@ -287,14 +290,16 @@ describe('cache headers', () => {
     const keys = anonymous.headers.get('surrogate-key')!.split(' ');
     expect(keys[0]).toBe(siteId);
     expect(keys).toContain(spaceIds[0]);
-    expect(anonymous.headers.get('vary')?.toLowerCase()).not.toContain('authorization');
+    expect(anonymous.headers.get('vary')?.toLowerCase()).toContain('authorization');
     const etag = anonymous.headers.get('etag')!;
     expect((await send(path, { headers: { 'if-none-match': etag } })).status).toBe(304);
     const member = await send(path, { token: t.token });
     expect(member.headers.get('cache-control')).toBe('private, no-cache');
     expect(member.headers.get('surrogate-key')).toBeNull();
     const keyed = await send(`${path}?shareKey=${encodeURIComponent(shareKey)}`);
-    expect(keyed.headers.get('cache-control')).toBe('private, no-cache');
+    expect(keyed.headers.get('cache-control')).toBe(PUBLIC);
+    const keyedMember = await send(`${path}?shareKey=${encodeURIComponent(shareKey)}`, { token: t.token });
+    expect(keyedMember.headers.get('cache-control')).toBe('private, no-cache');
   });
 });
 

@@ -120,9 +120,13 @@ export function audienceKey(reader: SiteReader): unknown[] {
   return [reader.member ? 'm' : 'r', reader.shareKey ?? '', reader.claims];
 }
 
-/** Only anonymous readers of a public (or unlisted) site may get answers a shared cache keeps. */
+/**
+ * Only readers without a token, visitor token or claims may get answers a shared cache keeps:
+ * anonymous readers of a public (or unlisted) site, and share-link readers (the key is in the
+ * URL, so it is in the shared cache's key; deactivating it bumps the site's version: a purge).
+ */
 export function sharedCacheable(reader: SiteReader): boolean {
-  return reader.kind === 'anonymous' && reader.claims !== null && Object.keys(reader.claims).length === 0;
+  return (reader.kind === 'anonymous' || reader.kind === 'shareLink') && reader.claims !== null && Object.keys(reader.claims).length === 0;
 }
 
 /**

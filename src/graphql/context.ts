@@ -59,6 +59,8 @@ export type RequestRecord = {
   untagged?: boolean;
   /** An anonymous published read whose answer a shared cache may keep: the site it read (src/http/published-cache.ts). */
   sharedSiteId?: string;
+  /** … and the site structure version its gate read (the versioned surrogate key). */
+  sharedSiteVersion?: string;
 };
 
 export type Context = DomainContext & {

@@ -37,6 +37,12 @@ export function compress(body: Buffer, encoding: Encoding): Promise<Buffer> {
     : gzip(body, { level: 5 });
 }
 
+/** A strong tag for a coded body (`"<tag>-gzip"`); a weak tag serves every coding unchanged. */
+export function etagForCoding(etag: string | null | undefined, coding: string): string | undefined {
+  if (!etag || etag.startsWith('W/') || !etag.endsWith('"')) return undefined;
+  return `${etag.slice(0, -1)}-${coding}"`;
+}
+
 /** Write a JSON response, compressed when it is large and the client accepts an encoding. */
 export function sendJson(res: http.ServerResponse, status: number, body: unknown): Promise<void> {
   return sendJsonBytes(res, status, Buffer.from(JSON.stringify(body), 'utf8'));
@@ -52,6 +58,8 @@ export async function sendJsonBytes(res: http.ServerResponse, status: number, ra
   if (encoding) {
     out = await compress(raw, encoding);
     headers['Content-Encoding'] = encoding;
+    const tag = etagForCoding(res.getHeader('ETag') as string | undefined, encoding);
+    if (tag) headers['ETag'] = tag;
   }
   headers['Content-Length'] = out.length;
   res.writeHead(status, headers);
@@ -86,6 +94,9 @@ export function useResponseCompression(): Plugin {
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('content-encoding', encoding);
       headers.set('content-length', String(out.length));
+      // A strong tag (a shared-cacheable answer) names the identity bytes: the coded ones get their own.
+      const tag = etagForCoding(headers.get('etag'), encoding);
+      if (tag) headers.set('etag', tag);
       headers.set('vary', mergeVary(headers.get('vary'), ['Accept-Encoding']));
       setResponse(new fetchAPI.Response(new Uint8Array(out), { status: response.status, statusText: response.statusText, headers }));
     },

@@ -20,9 +20,11 @@
 // - Visitor claims, share keys and the organization are arguments, so they are in the key; the
 //   reader's audience (`audienceKey`: member or not, the valid share key, the claims) is too.
 // - Readers without a token are gated like any other (the gate takes a null viewer). An anonymous
-//   GET whose reader is `sharedCacheable` is remembered for conditional.ts, which then answers
-//   `Cache-Control: public` with a Surrogate-Key instead of `private` (docs/decisions.md,
-//   "Requests without a token").
+//   GET whose reader is `sharedCacheable` is remembered (site and structure version) for
+//   conditional.ts, which then answers `Cache-Control: public` with surrogate keys instead of
+//   `private` (docs/decisions.md, "Requests without a token"); purge.ts purges them.
+// - The REST shim's published reads use the same store (`execute`): their documents read only
+//   cacheable fields (rest/site-structure.ts PUBLISHED_SPACE_FIELDS).
 //
 // Bounded by bytes: the key is a sha256 digest of the site, its version, the canonical
 // operation (printed, so whitespace and comments do not count) and the canonical variables (the
@@ -42,6 +44,8 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
   type FieldNode,
+  type ExecutionArgs,
+  type ExecutionResult,
 } from 'graphql';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -72,7 +76,12 @@ export const CACHEABLE_FIELDS: Record<string, readonly string[]> = {
   ],
   SiteSpace: ['id', 'siteSpaceId', 'siteId', 'position', 'sectionId', 'section', 'site', 'spaceId', 'space', 'path', 'condition', 'createdAt', 'title', 'default', 'urls'],
   // A space's own columns (the trigger on "Space" bumps every site showing it) and its revision.
-  Space: ['id', 'spaceId', 'title', 'emoji', 'icon', 'visibility', 'editMode', 'createdAt', 'updatedAt', 'deletedAt', 'organizationId', 'parentId', 'position', 'revisionId', 'revision'],
+  Space: [
+    'id', 'spaceId', 'title', 'emoji', 'icon', 'visibility', 'editMode', 'defaultLevel', 'createdAt', 'updatedAt', 'deletedAt', 'organizationId', 'parentId',
+    'position', 'revisionId', 'revision', 'urls',
+  ],
+  // From the space's id, visibility and icon, and the configuration.
+  SpaceUrls: ['location', 'app', 'published', 'public', 'icon'],
   // Revisions and page versions are immutable: the space's revision id stands for them.
   Revision: ['id', 'revisionId', 'parents', 'type', 'createdAt', 'spaceId', 'variables', 'reusableContents', 'pages', 'allPages', 'page', 'pageByPath'],
   RevisionPage: [
@@ -101,6 +110,12 @@ export type PublishedCache = {
    * without claims, GET, of a public or unlisted published site: `sharedCacheable`), and of which site.
    */
   sharedAnswerOf(record: RequestRecord): SharedAnswer | undefined;
+  /**
+   * The same cache for a caller that executes a document itself (the REST shim's published
+   * reads): the stored answer when there is one (no SQL but the gate's), else `run()`'s, stored.
+   * `anonymousGet`: a GET without a token (its answer may then be marked for shared caches).
+   */
+  execute(ctx: Context, args: Pick<ExecutionArgs, 'schema' | 'document' | 'operationName' | 'variableValues'>, run: () => Promise<ExecutionResult>, anonymousGet: boolean): Promise<ExecutionResult>;
 };
 
 /**
@@ -123,60 +138,82 @@ export function createPublishedCache(opts: { maxBytes: number; sharedCaching?: S
     return byOperation.get(key)!;
   }
 
+  /**
+   * The cache's decision for one execution: a stored answer (`hit`), or how to store the answer
+   * about to be computed (`store`), or nothing (not cacheable, refused by the gate: execution
+   * answers). Also notes on the request record that a shared cache may keep the answer.
+   */
+  async function lookup(ctx: Context, schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variableValues: unknown, anonymousGet: boolean): Promise<{ hit: string } | { store: (body: string) => void } | undefined> {
+    // An anonymous GET is gated even with the store off: the gate decides its shared-cache headers.
+    if (!enabled && !anonymousGet) return;
+    const plan = planOf(schema, document, operationName);
+    if (!plan) return;
+    const variables = (variableValues ?? {}) as Record<string, unknown>;
+    let rootArgs: Record<string, unknown>;
+    try {
+      rootArgs = getArgumentValues(plan.rootField, plan.root, variables);
+    } catch {
+      return; // bad variables: execution answers the error
+    }
+    // Claims over their bound are refused by execution (a 400 naming visitor.claims): never
+    // hash megabytes of them into a key first (a walk that stops at the bound: the domain's own rule).
+    const visitor = rootArgs.visitor as { claims?: unknown } | null | undefined;
+    if (visitor != null && (typeof visitor !== 'object' || claimsExcess(visitor.claims ?? {}) !== null)) {
+      stats.bypassed++;
+      return;
+    }
+    const siteId = String(rootArgs.siteId);
+    const gate = await ctx.access.publishedSiteGate(siteId, {
+      organizationId: rootArgs.organizationId == null ? undefined : String(rootArgs.organizationId),
+      shareKey: rootArgs.shareKey == null ? null : String(rootArgs.shareKey),
+      visitorToken: rootArgs.visitorToken == null ? (ctx.visitorToken ?? null) : String(rootArgs.visitorToken),
+      visitor: (visitor ?? undefined) as { claims?: Record<string, unknown> } | undefined,
+      now: ctx.clock.now(),
+    });
+    if (!gate) {
+      stats.bypassed++;
+      return;
+    }
+    // The anonymous reader (no token, no visitor token, no claims; a share key in the URL at
+    // most) of a site it may open: its answer is every such caller's (audience.ts).
+    if (anonymousGet && sharedCacheable(gate.reader) && ctx.requestRecord) {
+      ctx.requestRecord.sharedSiteId = siteId;
+      ctx.requestRecord.sharedSiteVersion = String(gate.version);
+    }
+    if (!enabled) return;
+    // The reader's audience is in the key: one reader's answer never reaches a reader with other rights.
+    const key = cacheKey(siteId, gate.version, plan, operationName, variables, audienceKey(gate.reader));
+    const hit = stored.get(key);
+    if (hit !== undefined) {
+      stats.hits++;
+      return { hit };
+    }
+    stats.misses++;
+    return {
+      store(body) {
+        stored.set(key, body);
+        stats.stores++;
+      },
+    };
+  }
+
   const plugin: Plugin<Context> = {
     async onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as Context & { request?: Request };
-      // An anonymous GET is gated even with the store off: the gate decides its shared-cache headers.
       const request = ctx.request;
       const anonymousGet = request !== undefined && request.method === 'GET' && !ctx.viewer;
-      if (!enabled && !anonymousGet) return;
-      const plan = planOf(args.schema, args.document, args.operationName);
-      if (!plan) return;
-      const variables = (args.variableValues ?? {}) as Record<string, unknown>;
-      let rootArgs: Record<string, unknown>;
-      try {
-        rootArgs = getArgumentValues(plan.rootField, plan.root, variables);
-      } catch {
-        return; // bad variables: execution answers the error
-      }
-      // Claims over their bound are refused by execution (a 400 naming visitor.claims): never
-      // hash megabytes of them into a key first (a walk that stops at the bound: the domain's own rule).
-      const visitor = rootArgs.visitor as { claims?: unknown } | null | undefined;
-      if (visitor != null && (typeof visitor !== 'object' || claimsExcess(visitor.claims ?? {}) !== null)) {
-        stats.bypassed++;
-        return;
-      }
-      const siteId = String(rootArgs.siteId);
-      const gate = await ctx.access.publishedSiteGate(siteId, {
-        organizationId: rootArgs.organizationId == null ? undefined : String(rootArgs.organizationId),
-        shareKey: rootArgs.shareKey == null ? null : String(rootArgs.shareKey),
-        visitorToken: rootArgs.visitorToken == null ? (ctx.visitorToken ?? null) : String(rootArgs.visitorToken),
-        visitor: (visitor ?? undefined) as { claims?: Record<string, unknown> } | undefined,
-        now: ctx.clock.now(),
-      });
-      if (!gate) {
-        stats.bypassed++;
-        return;
-      }
-      // The anonymous reader (no token, no share key, no visitor token, no claims) opens public and
-      // unlisted published sites only (audience.ts): its answer is every such caller's.
-      if (anonymousGet && sharedCacheable(gate.reader) && ctx.requestRecord) ctx.requestRecord.sharedSiteId = siteId;
-      if (!enabled) return;
-      // The reader's audience is in the key: one reader's answer never reaches a reader with other rights.
-      const key = cacheKey(siteId, gate.version, plan, args.operationName, variables, audienceKey(gate.reader));
-      const hit = stored.get(key);
-      if (hit !== undefined) {
-        stats.hits++;
+      const found = await lookup(ctx, args.schema, args.document, args.operationName, args.variableValues, anonymousGet);
+      if (!found) return;
+      if ('hit' in found) {
+        const hit = found.hit;
         setResultAndStopExecution({ data: CACHED_DATA, stringify: () => hit } as never);
         return;
       }
-      stats.misses++;
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result || result.errors?.length) return;
           const body = JSON.stringify(result);
-          stored.set(key, body);
-          stats.stores++;
+          found.store(body);
           // Serialized once: yoga sends these very bytes.
           setResult({ ...result, stringify: () => body } as never);
         },
@@ -186,12 +223,19 @@ export function createPublishedCache(opts: { maxBytes: number; sharedCaching?: S
   return {
     plugin,
     stats,
+    async execute(ctx, args, run, anonymousGet) {
+      const found = await lookup(ctx, args.schema, args.document, args.operationName, args.variableValues, anonymousGet);
+      if (found && 'hit' in found) return JSON.parse(found.hit) as ExecutionResult;
+      const result = await run();
+      if (found && !result.errors?.length) found.store(JSON.stringify(result));
+      return result;
+    },
     clear: () => stored.clear(),
     size: () => ({ bytes: stored.calculatedSize, entries: stored.size, maxBytes: maxSize }),
     keys: () => [...stored.keys()],
     sharedAnswerOf(record) {
       const siteId = record.sharedSiteId;
-      return siteId === undefined ? undefined : { siteId, caching: sharedCaching };
+      return siteId === undefined ? undefined : { siteId, version: record.sharedSiteVersion, caching: sharedCaching };
     },
     setEnabled(on) {
       enabled = on && opts.maxBytes > 0;

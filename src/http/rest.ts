@@ -3,7 +3,7 @@
 // document; the answer with its ETag (and shared-cache headers for an anonymous published read).
 // Also the OpenAPI document of /v1, generated from the route table at start-up.
 import type http from 'node:http';
-import { parse } from 'graphql';
+import { execute, parse, type ExecutionArgs } from 'graphql';
 import { errorBody } from '../lib/errors.ts';
 import { sharedCacheable } from '../auth/audience.ts';
 import type { Context, RequestRecord } from '../graphql/context.ts';
@@ -12,10 +12,11 @@ import { PUBLISHED_ONLY_MESSAGE, UNAUTHENTICATED_MESSAGE, type Edge } from './ed
 import { isPublishedRead } from './graphql.ts';
 import { sendJson } from './compression.ts';
 import { sendJsonWithEtag, type SharedAnswer } from './conditional.ts';
+import type { PublishedCache } from './published-cache.ts';
 import { RequestRejected, requireJsonDepth, type RequestTarget } from './limits.ts';
 
 /** `route` answers a request under /v1. Throws at start-up when a `published` route's document reads more than published content. */
-export function createRestEndpoint(edge: Edge) {
+export function createRestEndpoint(edge: Edge, publishedCache?: PublishedCache) {
   const { rest, rateLimits } = edge.deps;
   // Public (it describes the API, not data): served before authentication.
   const openApiDocument = buildOpenApiDocument(rest.routes);
@@ -27,12 +28,12 @@ export function createRestEndpoint(edge: Edge) {
     async route(req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget, record: RequestRecord) {
       if (rateLimits && !(await rateLimits.admitRest(req, res, () => edge.viewerFor(req, record)))) return;
       if (target.pathname === OPENAPI_PATH) return serveOpenApiDocument(req, res, openApiDocument);
-      return handleRest(edge, req, res, target, record);
+      return handleRest(edge, req, res, target, record, publishedCache);
     },
   };
 }
 
-async function handleRest(edge: Edge, req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget, record: RequestRecord) {
+async function handleRest(edge: Edge, req: http.IncomingMessage, res: http.ServerResponse, target: RequestTarget, record: RequestRecord, publishedCache: PublishedCache | undefined) {
   const { rest, config } = edge.deps;
   const method = req.method ?? 'GET';
   const match = rest.match(method, target.pathname);
@@ -57,14 +58,18 @@ async function handleRest(edge: Edge, req: http.IncomingMessage, res: http.Serve
     if (match.route.body) requireJsonDepth(raw, config.limits.maxJsonDepth);
     const ctx = edge.makeContext(viewer, 'rest', req, record);
     const params = match.params ?? {};
-    const out = await rest.handle(match.route, params, target.searchParams, raw, ctx);
+    // A published GET goes through the published cache, as the same read over GraphQL does.
+    const read = match.route.published && (method === 'GET' || method === 'HEAD') ? publishedCache : undefined;
+    const run = read ? (args: ExecutionArgs) => read.execute(ctx, args, async () => execute(args), !viewer) : undefined;
+    const out = await rest.handle(match.route, params, target.searchParams, raw, ctx, run);
     for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
     if (out.body === undefined) {
       res.statusCode = out.status;
       return res.end();
     }
     if (out.status === 200 && (method === 'GET' || method === 'HEAD')) {
-      const shared = !viewer && match.route.published ? await sharedRestAnswer(edge, ctx, params, target.searchParams.get('shareKey')) : undefined;
+      // Decided by the published cache's gate when it ran (no second statement), else by the gate here.
+      const shared = !viewer && match.route.published ? (publishedCache?.sharedAnswerOf(record) ?? (await sharedRestAnswer(edge, ctx, params, target.searchParams.get('shareKey')))) : undefined;
       return await sendJsonWithEtag(req, res, out.body, shared);
     }
     return await sendJson(res, out.status, out.body);
@@ -82,7 +87,7 @@ async function sharedRestAnswer(edge: Edge, ctx: Context, params: Record<string,
   const siteId = params.siteId;
   if (!siteId) return undefined;
   const gate = await ctx.access.publishedSiteGate(siteId, { organizationId: params.organizationId, shareKey, visitorToken: ctx.visitorToken ?? null, now: ctx.clock.now() });
-  return gate && sharedCacheable(gate.reader) ? { siteId, caching: edge.deps.config.sharedCache } : undefined;
+  return gate && sharedCacheable(gate.reader) ? { siteId, version: String(gate.version), caching: edge.deps.config.sharedCache } : undefined;
 }
 
 /**

@@ -27,7 +27,7 @@ export function createHttpServer(deps: AppDeps) {
   const { obs } = deps;
   const edge = createEdge(deps);
   const graphql = createGraphqlEndpoint(edge);
-  const rest = createRestEndpoint(edge);
+  const rest = createRestEndpoint(edge, graphql.publishedCache);
   // One CORS policy for every route (cors.ts).
   const cors = createCors(deps.config.cors);
   // obs.handle: the request's record, its id (header, log lines), the access log line and the metrics.

@@ -2,7 +2,7 @@
 // schema and context, so REST and GraphQL can never disagree on data, validation or access.
 // Documents are parsed and validated once, when the table is built.
 import Router from 'find-my-way';
-import { execute, parse, validate, type DocumentNode, type GraphQLSchema, GraphQLError } from 'graphql';
+import { execute, parse, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, GraphQLError } from 'graphql';
 import { z } from 'zod';
 import { AppError, RETRY_AFTER_HEADER, toPublicError, zodToAppError, errorBody } from '../lib/errors.ts';
 import { requireCleanStrings } from '../lib/input-hygiene.ts';
@@ -243,6 +243,8 @@ export class RestRouter {
     searchParams: URLSearchParams,
     rawBody: string,
     ctx: Context,
+    /** Runs the route's document instead of `execute` (the edge's published cache for published reads). */
+    run: (args: ExecutionArgs) => Promise<ExecutionResult> = async (args) => execute(args),
   ): Promise<RestResponse> {
     try {
       // find-my-way has already percent-decoded the parameters (once).
@@ -267,7 +269,7 @@ export class RestRouter {
 
       // A fixed document: no complexity budget (graphql/builder.ts).
       if (ctx.requestRecord) ctx.requestRecord.fixedDocument = true;
-      const result = await execute({
+      const result = await run({
         schema: this.schema,
         document: route.doc,
         contextValue: ctx,

@@ -4,7 +4,7 @@
 // published view.
 import { z } from 'zod';
 import { type RestRoute, listQueryShape, pageVariables, listEnvelope, compact, contractEnum, q, CONNECTION_FIELDS } from './router.ts';
-import { SPACE_FIELDS, toRestSpace } from './spaces.ts';
+import { PUBLISHED_SPACE_FIELDS, SPACE_FIELDS, toRestSpace } from './spaces.ts';
 import {
   AddGroupInput,
   AddSectionInput,
@@ -25,10 +25,11 @@ const shareKeyQuery = { shareKey: z.string().max(512).optional() };
 // ------------------------------------------------------------------ representations
 
 // The items' own ids (`id: siteSpaceId`…): under a filtered view GraphQL's `id` is view-scoped, REST keeps the contract's ids.
-export const SITE_SPACE_FIELDS = `
+const siteSpaceFields = (space: string) => `
   id: siteSpaceId path sectionId condition title default urls { location published }
-  space { ${SPACE_FIELDS} }
+  space { ${space} }
 `;
+export const SITE_SPACE_FIELDS = siteSpaceFields(SPACE_FIELDS);
 
 export function toRestSiteSpace(s: any) {
   return compact({
@@ -44,10 +45,11 @@ export function toRestSiteSpace(s: any) {
   });
 }
 
-export const SECTION_FIELDS = `
+const sectionFields = (space: string) => `
   id: siteSectionId title description path condition icon groupId default urls { location published }
-  siteSpaces { ${SITE_SPACE_FIELDS} }
+  siteSpaces { ${siteSpaceFields(space)} }
 `;
+export const SECTION_FIELDS = sectionFields(SPACE_FIELDS);
 
 export function toRestSection(s: any) {
   return compact({
@@ -65,18 +67,20 @@ export function toRestSection(s: any) {
   });
 }
 
-export const GROUP_FIELDS = `id: siteSectionGroupId title icon sections { ${SECTION_FIELDS} }`;
+const groupFields = (space: string) => `id: siteSectionGroupId title icon sections { ${sectionFields(space)} }`;
+export const GROUP_FIELDS = groupFields(SPACE_FIELDS);
 
 export function toRestGroup(g: any) {
   return compact({ object: 'site-section-group', id: g.id, title: g.title, icon: g.icon, sections: g.sections.map(toRestSection) });
 }
 
-const ITEM_FIELDS = `
+const itemFields = (space: string) => `
   __typename
-  ... on SiteSection { ${SECTION_FIELDS} }
-  ... on SiteSectionGroup { ${GROUP_FIELDS} }
-  ... on SiteSpace { ${SITE_SPACE_FIELDS} }
+  ... on SiteSection { ${sectionFields(space)} }
+  ... on SiteSectionGroup { ${groupFields(space)} }
+  ... on SiteSpace { ${siteSpaceFields(space)} }
 `;
+const ITEM_FIELDS = itemFields(SPACE_FIELDS);
 
 export function toRestItem(item: any) {
   if (item.__typename === 'SiteSection') return toRestSection(item);
@@ -84,7 +88,8 @@ export function toRestItem(item: any) {
   return toRestSiteSpace(item);
 }
 
-export const STRUCTURE_FIELDS = `structure { type items { ${ITEM_FIELDS} } }`;
+/** The structure as published content shows it: spaces as PUBLISHED_SPACE_FIELDS, so the published cache serves it. */
+export const PUBLISHED_STRUCTURE_FIELDS = `structure { type items { ${itemFields(PUBLISHED_SPACE_FIELDS)} } }`;
 
 export function toRestStructure(s: any) {
   return { type: s.type, structure: s.items.map(toRestItem) };
@@ -167,7 +172,7 @@ export const routes: RestRoute[] = [
     path: `${SITE}/structure`,
     published: true,
     query: z.strictObject(shareKeyQuery),
-    document: `query($id: ID!, $org: ID!, $shareKey: String) { publishedSite(siteId: $id, organizationId: $org, shareKey: $shareKey) { id ${STRUCTURE_FIELDS} } }`,
+    document: `query($id: ID!, $org: ID!, $shareKey: String) { publishedSite(siteId: $id, organizationId: $org, shareKey: $shareKey) { id ${PUBLISHED_STRUCTURE_FIELDS} } }`,
     variables: ({ params, query }) => ({ id: params.siteId, org: params.organizationId, shareKey: query.shareKey ?? null }),
     result: (d) => toRestStructure(d.publishedSite.structure),
   },

@@ -3,7 +3,7 @@
 // are in rest/site-structure.ts.
 import { z } from 'zod';
 import { type RestRoute, listQueryShape, pageVariables, listEnvelope, compact, restEnum, contractEnum, q, CONNECTION_FIELDS } from './router.ts';
-import { STRUCTURE_FIELDS, toRestStructure } from './site-structure.ts';
+import { PUBLISHED_STRUCTURE_FIELDS, toRestStructure } from './site-structure.ts';
 import { CreateSiteInput, NEW_SITE_CONTENT, PutAdaptiveSchemaInput, SITE_TYPES, SITE_VISIBILITIES, UpdateSiteInput } from '../domain/sites.ts';
 
 const ORG = '/v1/orgs/:organizationId';
@@ -189,7 +189,7 @@ export const routes: RestRoute[] = [
     published: true,
     query: z.strictObject(shareKeyQuery),
     document: `query($id: ID!, $org: ID!, $shareKey: String) {
-      publishedSite(siteId: $id, organizationId: $org, shareKey: $shareKey) { ${SITE_FIELDS} ${STRUCTURE_FIELDS} } }`,
+      publishedSite(siteId: $id, organizationId: $org, shareKey: $shareKey) { ${SITE_FIELDS} ${PUBLISHED_STRUCTURE_FIELDS} } }`,
     variables: ({ params, query }) => ({ id: params.siteId, org: params.organizationId, shareKey: query.shareKey ?? null }),
     result: (d) => ({
       object: 'published-content-site',

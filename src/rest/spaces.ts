@@ -11,6 +11,23 @@ export const SPACE_FIELDS = `
   permissions { view access admin viewInviteLinks edit triggerGitSync comment merge review }
 `;
 
+/**
+ * A space as published content shows it (the published reads `…/published` and `…/structure`):
+ * only what the site's structure version covers, so the answer is every reader's and the
+ * published cache serves it (src/http/published-cache.ts CACHEABLE_FIELDS). No counters (0) and
+ * the permissions of a reader of published content (`PUBLISHED_READER_PERMISSIONS`), whoever asks:
+ * a member's own counters and permissions are `GET /v1/spaces/{spaceId}`'s.
+ */
+export const PUBLISHED_SPACE_FIELDS = `
+  id: spaceId title emoji icon visibility editMode createdAt updatedAt deletedAt organizationId parentId revisionId
+  defaultLevel urls { location app published public icon }
+`;
+
+/** What a reader of published content may do with a space it shows: view it. */
+export const PUBLISHED_READER_PERMISSIONS = Object.freeze({
+  view: true, access: false, admin: false, viewInviteLinks: false, edit: false, triggerGitSync: false, comment: false, merge: false, review: false,
+});
+
 export function toRestSpace(s: any) {
   return compact(
     {
@@ -35,7 +52,7 @@ export function toRestSpace(s: any) {
       changeRequests: s.changeRequests ?? 0,
       changeRequestsOpen: s.changeRequestsOpen ?? 0,
       changeRequestsDraft: s.changeRequestsDraft ?? 0,
-      permissions: s.permissions,
+      permissions: s.permissions ?? PUBLISHED_READER_PERMISSIONS,
     },
     ['defaultLevel'],
   );
