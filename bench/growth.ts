@@ -12,7 +12,10 @@
 //   edit         POST …/content, one update_page that changes a body
 //   no-op edit   POST …/content, one update_page that changes nothing
 //   CR batch     POST …/change-requests/{id}/content, one update_page
-//   merge        POST …/change-requests/{id}/merge of that change request
+//   merge        POST …/change-requests/{id}/merge of that change request, after main changed
+//                another page (a three-way merge)
+//   merge + readers  the same, while 4 clients read pages of the space (their statements are
+//                counted too); failed reads are reported under the table
 //
 // and prints per operation and size: SQL statements, rows (returned or written) and WAL bytes
 // from pg_stat_statements (loaded into the embedded PostgreSQL it starts: shared_preload_libraries;
@@ -210,7 +213,10 @@ try {
   log(`pg_stat_statements unavailable (${(e as Error).message}): statements counted by the client, rows and WAL blank`);
 }
 
-const OPS = ['page read', 'page list', 'search', 'edit', 'no-op edit', 'CR batch', 'merge'] as const;
+const OPS = ['page read', 'page list', 'search', 'edit', 'no-op edit', 'CR batch', 'merge', 'merge + readers'] as const;
+/** Page readers running while the last merge of each size runs. */
+const READERS = 4;
+const readerFailures = new Map<number, { reads: number; failed: number }>();
 type Op = (typeof OPS)[number];
 const results = new Map<Op, Map<number, Sample[]>>(OPS.map((o) => [o, new Map()]));
 const record = (op: Op, n: number, s: Sample) => {
@@ -240,11 +246,31 @@ for (const n of SIZES) {
     record('edit', n, await measure(() => call('POST', `${space}/content`, { changes: [{ operation: 'update_page', page: seeded.editPageId, document: { markdown: `${body(i)}\n\nEdit ${i}.` } }] })));
     record('no-op edit', n, await measure(() => call('POST', `${space}/content`, { changes: [{ operation: 'update_page', page: seeded.editPageId }] })));
   }
-  for (let i = 0; i < Math.min(REPS, 3); i++) {
+  for (let i = 0; i < Math.min(REPS, 3) + 1; i++) {
     const cr = await call('POST', `${space}/change-requests`, { subject: `Growth ${i}` });
     const crUrl = `${space}/change-requests/${cr.body.id}`;
-    record('CR batch', n, await measure(() => call('POST', `${crUrl}/content`, { changes: [{ operation: 'update_page', page: seeded.leafIds[i % seeded.leafIds.length], title: `Renamed ${i}` }] })));
-    record('merge', n, await measure(() => call('POST', `${crUrl}/merge`)));
+    const batch = await measure(() => call('POST', `${crUrl}/content`, { changes: [{ operation: 'update_page', page: seeded.leafIds[i % seeded.leafIds.length], title: `Renamed ${i}` }] }));
+    // Main moves on meanwhile (another page), so the merge is a real three-way merge.
+    const moved = await call('POST', `${space}/content`, { changes: [{ operation: 'update_page', page: seeded.editPageId, document: { markdown: `${body(i)}\n\nMain ${i}.` } }] });
+    if (moved.status >= 300) log(`  main edit before merge at ${n}: HTTP ${moved.status}`);
+    if (i < Math.min(REPS, 3)) {
+      record('CR batch', n, batch);
+      record('merge', n, await measure(() => call('POST', `${crUrl}/merge`)));
+      continue;
+    }
+    // The last one merges while readers read pages of the space (statements include theirs).
+    let merging = true;
+    const readerStatuses: number[] = [];
+    const readers = Array.from({ length: READERS }, async (_, r) => {
+      for (let k = 0; merging; k++) readerStatuses.push((await call('GET', `${space}/content/page/${seeded.leafIds[(r + k) % seeded.leafIds.length]}`)).status);
+    });
+    const sample = await measure(() => call('POST', `${crUrl}/merge`));
+    merging = false;
+    await Promise.all(readers);
+    const failed = readerStatuses.filter((st) => st >= 300).length;
+    if (failed) log(`  readers during the merge at ${n}: ${failed} of ${readerStatuses.length} failed`);
+    readerFailures.set(n, { reads: readerStatuses.length, failed });
+    record('merge + readers', n, sample);
   }
   log(`measured ${n} pages`);
 }
@@ -272,6 +298,8 @@ for (const op of OPS) {
   const cells = per.map((p) => `${fmt(p.ms, 1)} ms, ${fmt(p.statements)} st, ${fmt(p.rows)} rows, ${p.wal == null ? '—' : `${(p.wal / 1024).toFixed(0)} kB`} WAL, ${(p.bytes / 1024).toFixed(0)} kB out`);
   lines.push(`| ${op} | ${cells.join(' | ')} | ${fmt(exponent(per.map((p) => [p.n, p.ms])), 2)} | ${fmt(exponent(per.map((p) => [p.n, p.rows])), 2)} |`);
 }
+lines.push('');
+lines.push(`Readers during 'merge + readers' (${READERS} clients reading pages): ${SIZES.map((n) => `${n.toLocaleString('en')}: ${readerFailures.get(n)?.failed ?? '—'} failed of ${readerFailures.get(n)?.reads ?? '—'}`).join('; ')}`);
 process.stdout.write(`${lines.join('\n')}\n`);
 const out = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}-growth.json`);
 fs.mkdirSync(path.dirname(out), { recursive: true });
