@@ -24,6 +24,7 @@
 // (least squares on log–log; 0 is flat, 1 linear).
 //
 // Options (environment): GROWTH_SIZES=10,100,1000  GROWTH_50K=1  GROWTH_REPS=5
+//   GROWTH_ONLY=merge (or read, list, search, edit: run only those groups; merge = CR batch and merges)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,6 +43,8 @@ const TOKEN = 'dg_bench_growth_token_0123456789abcdef';
 const WORD = 'configuration';
 const SIZES = (process.env.GROWTH_SIZES ?? '10,100,1000,10000').split(',').map(Number).concat(process.env.GROWTH_50K ? [50_000] : []);
 const REPS = Number(process.env.GROWTH_REPS ?? 5);
+const ONLY = process.env.GROWTH_ONLY ? new Set(process.env.GROWTH_ONLY.split(',')) : null;
+const runs = (group: string) => !ONLY || ONLY.has(group);
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
 // ------------------------------------------------------------------ database with pg_stat_statements
@@ -231,22 +234,22 @@ for (const n of SIZES) {
   log(`seeded ${n} pages in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const space = `${base}/v1/spaces/${seeded.spaceId}`;
   const caches = contentCaches(app.config);
-  for (let i = 0; i < REPS; i++) {
+  for (let i = 0; i < (runs('read') ? REPS : 0); i++) {
     caches.trees?.clear();
     caches.rows?.clear();
     record('page read', n, await measure(() => call('GET', `${space}/content/page/${seeded.leafIds[i]}`)));
   }
-  for (let i = 0; i < Math.min(REPS, n >= 10_000 ? 2 : REPS); i++) {
+  for (let i = 0; i < (runs('list') ? Math.min(REPS, n >= 10_000 ? 2 : REPS) : 0); i++) {
     caches.trees?.clear();
     caches.rows?.clear();
     record('page list', n, await measure(() => call('GET', `${space}/content/pages`)));
   }
-  for (let i = 0; i < REPS; i++) record('search', n, await measure(() => call('GET', `${space}/search?query=${WORD}`)));
-  for (let i = 0; i < REPS; i++) {
+  for (let i = 0; i < (runs('search') ? REPS : 0); i++) record('search', n, await measure(() => call('GET', `${space}/search?query=${WORD}`)));
+  for (let i = 0; i < (runs('edit') ? REPS : 0); i++) {
     record('edit', n, await measure(() => call('POST', `${space}/content`, { changes: [{ operation: 'update_page', page: seeded.editPageId, document: { markdown: `${body(i)}\n\nEdit ${i}.` } }] })));
     record('no-op edit', n, await measure(() => call('POST', `${space}/content`, { changes: [{ operation: 'update_page', page: seeded.editPageId }] })));
   }
-  for (let i = 0; i < Math.min(REPS, 3) + 1; i++) {
+  for (let i = 0; i < (runs('merge') ? Math.min(REPS, 3) + 1 : 0); i++) {
     const cr = await call('POST', `${space}/change-requests`, { subject: `Growth ${i}` });
     const crUrl = `${space}/change-requests/${cr.body.id}`;
     const batch = await measure(() => call('POST', `${crUrl}/content`, { changes: [{ operation: 'update_page', page: seeded.leafIds[i % seeded.leafIds.length], title: `Renamed ${i}` }] }));

@@ -396,6 +396,9 @@ function wholesale(side: MergeRevision, changes: TreeChange[]): MergePlan {
 
 // ------------------------------------------------------------------ readers
 
+/** Page versions read per statement (a merge of a large import reads them in chunks). */
+const VERSIONS_PER_STATEMENT = 5000;
+
 /** The planner's reads in a transaction: tree nodes (cached, see revision-tree.ts) and page versions by id. */
 export function dbMergeReader(tx: Tx): MergeReader {
   return {
@@ -403,14 +406,20 @@ export function dbMergeReader(tx: Tx): MergeReader {
     lookup: (root, ids) => lookupPages(tx, root, ids),
     children: (root, parent) => childPages(tx, root, parent),
     versions: async (ids) => {
-      if (ids.length === 0) return new Map();
-      const rows = await tx.pageVersion.findMany({ where: { id: { in: ids } }, omit: { document: true, links: true } });
-      return new Map(rows.map((r) => [r.id, r as PageVersion]));
+      const out = new Map<string, PageVersion>();
+      for (let i = 0; i < ids.length; i += VERSIONS_PER_STATEMENT) {
+        const rows = await tx.pageVersion.findMany({ where: { id: { in: ids.slice(i, i + VERSIONS_PER_STATEMENT) } }, omit: { document: true, links: true } });
+        for (const r of rows) out.set(r.id, r as PageVersion);
+      }
+      return out;
     },
     slugs: async (ids) => {
-      if (ids.length === 0) return new Map();
-      const rows = await tx.pageVersion.findMany({ where: { id: { in: ids } }, select: { id: true, slug: true } });
-      return new Map(rows.map((r) => [r.id, r.slug]));
+      const out = new Map<string, string>();
+      for (let i = 0; i < ids.length; i += VERSIONS_PER_STATEMENT) {
+        const rows = await tx.pageVersion.findMany({ where: { id: { in: ids.slice(i, i + VERSIONS_PER_STATEMENT) } }, select: { id: true, slug: true } });
+        for (const r of rows) out.set(r.id, r.slug);
+      }
+      return out;
     },
   };
 }
