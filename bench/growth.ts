@@ -25,6 +25,7 @@
 //
 // Options (environment): GROWTH_SIZES=10,100,1000  GROWTH_50K=1  GROWTH_REPS=5
 //   GROWTH_ONLY=merge (or read, list, search, edit: run only those groups; merge = CR batch and merges)
+//   GROWTH_TOP=1 (log the slowest statements of each merge)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -157,7 +158,7 @@ type Sample = { ms: number; statements: number; rows: number | null; wal: number
 let stats: pg.Client | null = null;
 let counted = 0;
 
-async function measure(fn: () => Promise<{ status: number; bytes: number }>): Promise<Sample> {
+async function measure(fn: () => Promise<{ status: number; bytes: number }>, label?: string): Promise<Sample> {
   if (stats) await stats.query('SELECT pg_stat_statements_reset()');
   counted = 0;
   const t0 = performance.now();
@@ -169,6 +170,16 @@ async function measure(fn: () => Promise<{ status: number; bytes: number }>): Pr
      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
        AND query NOT ILIKE '%pg_stat_statements%' AND query NOT IN ('BEGIN', 'COMMIT', 'ROLLBACK') AND query NOT ILIKE 'LISTEN%'`,
   );
+  if (process.env.GROWTH_TOP && label) {
+    // Where the time of this request went: its slowest statements (nested ones, in triggers, included).
+    const top = await stats.query(
+      `SELECT calls, round(total_exec_time)::int AS ms, rows, wal_bytes AS wal, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS q
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT ILIKE '%pg_stat_statements%'
+       ORDER BY total_exec_time DESC LIMIT 6`,
+    );
+    log(`  ${label}: ${ms.toFixed(0)} ms; slowest statements:`);
+    for (const x of top.rows) log(`    ${x.ms} ms, ${x.calls} calls, ${x.rows} rows, ${Math.round(Number(x.wal) / 1024)} kB WAL: ${x.q}`);
+  }
   return { ms, statements: Number(s.rows[0].calls), rows: Number(s.rows[0].rows), wal: Number(s.rows[0].wal), bytes: r.bytes, status: r.status };
 }
 
@@ -258,7 +269,7 @@ for (const n of SIZES) {
     if (moved.status >= 300) log(`  main edit before merge at ${n}: HTTP ${moved.status}`);
     if (i < Math.min(REPS, 3)) {
       record('CR batch', n, batch);
-      record('merge', n, await measure(() => call('POST', `${crUrl}/merge`)));
+      record('merge', n, await measure(() => call('POST', `${crUrl}/merge`), `merge at ${n}`));
       continue;
     }
     // The last one merges while readers read pages of the space (statements include theirs).
