@@ -12,7 +12,10 @@
 //   edit         POST …/content, one update_page that changes a body
 //   no-op edit   POST …/content, one update_page that changes nothing
 //   CR batch     POST …/change-requests/{id}/content, one update_page
-//   merge        POST …/change-requests/{id}/merge of that change request
+//   merge        POST …/change-requests/{id}/merge of that change request, after main changed
+//                another page (a three-way merge)
+//   merge + readers  the same, while 4 clients read pages of the space (their statements are
+//                counted too); failed reads are reported under the table
 //
 // and prints per operation and size: SQL statements, rows (returned or written) and WAL bytes
 // from pg_stat_statements (loaded into the embedded PostgreSQL it starts: shared_preload_libraries;
@@ -21,6 +24,8 @@
 // (least squares on log–log; 0 is flat, 1 linear).
 //
 // Options (environment): GROWTH_SIZES=10,100,1000  GROWTH_50K=1  GROWTH_REPS=5
+//   GROWTH_ONLY=merge (or read, list, search, edit: run only those groups; merge = CR batch and merges)
+//   GROWTH_TOP=1 (log the slowest statements of each merge)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,6 +44,8 @@ const TOKEN = 'dg_bench_growth_token_0123456789abcdef';
 const WORD = 'configuration';
 const SIZES = (process.env.GROWTH_SIZES ?? '10,100,1000,10000').split(',').map(Number).concat(process.env.GROWTH_50K ? [50_000] : []);
 const REPS = Number(process.env.GROWTH_REPS ?? 5);
+const ONLY = process.env.GROWTH_ONLY ? new Set(process.env.GROWTH_ONLY.split(',')) : null;
+const runs = (group: string) => !ONLY || ONLY.has(group);
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
 // ------------------------------------------------------------------ database with pg_stat_statements
@@ -150,7 +157,7 @@ type Sample = { ms: number; statements: number; rows: number | null; wal: number
 let stats: pg.Client | null = null;
 let counted = 0;
 
-async function measure(fn: () => Promise<{ status: number; bytes: number }>): Promise<Sample> {
+async function measure(fn: () => Promise<{ status: number; bytes: number }>, label?: string): Promise<Sample> {
   if (stats) await stats.query('SELECT pg_stat_statements_reset()');
   counted = 0;
   const t0 = performance.now();
@@ -162,6 +169,16 @@ async function measure(fn: () => Promise<{ status: number; bytes: number }>): Pr
      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
        AND query NOT ILIKE '%pg_stat_statements%' AND query NOT IN ('BEGIN', 'COMMIT', 'ROLLBACK') AND query NOT ILIKE 'LISTEN%'`,
   );
+  if (process.env.GROWTH_TOP && label) {
+    // Where the time of this request went: its slowest statements (nested ones, in triggers, included).
+    const top = await stats.query(
+      `SELECT calls, round(total_exec_time)::int AS ms, rows, wal_bytes AS wal, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS q
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT ILIKE '%pg_stat_statements%'
+       ORDER BY total_exec_time DESC LIMIT 6`,
+    );
+    log(`  ${label}: ${ms.toFixed(0)} ms; slowest statements:`);
+    for (const x of top.rows) log(`    ${x.ms} ms, ${x.calls} calls, ${x.rows} rows, ${Math.round(Number(x.wal) / 1024)} kB WAL: ${x.q}`);
+  }
   return { ms, statements: Number(s.rows[0].calls), rows: Number(s.rows[0].rows), wal: Number(s.rows[0].wal), bytes: r.bytes, status: r.status };
 }
 
@@ -209,7 +226,10 @@ try {
   log(`pg_stat_statements unavailable (${(e as Error).message}): statements counted by the client, rows and WAL blank`);
 }
 
-const OPS = ['page read', 'page list', 'search', 'edit', 'no-op edit', 'CR batch', 'merge'] as const;
+const OPS = ['page read', 'page list', 'search', 'edit', 'no-op edit', 'CR batch', 'merge', 'merge + readers'] as const;
+/** Page readers running while the last merge of each size runs. */
+const READERS = 4;
+const readerFailures = new Map<number, { reads: number; failed: number }>();
 type Op = (typeof OPS)[number];
 const results = new Map<Op, Map<number, Sample[]>>(OPS.map((o) => [o, new Map()]));
 const record = (op: Op, n: number, s: Sample) => {
@@ -224,26 +244,46 @@ for (const n of SIZES) {
   log(`seeded ${n} pages in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const space = `${base}/v1/spaces/${seeded.spaceId}`;
   const caches = contentCaches(app.config);
-  for (let i = 0; i < REPS; i++) {
+  for (let i = 0; i < (runs('read') ? REPS : 0); i++) {
     caches.trees?.clear();
     caches.rows?.clear();
     record('page read', n, await measure(() => call('GET', `${space}/content/page/${seeded.leafIds[i]}`)));
   }
-  for (let i = 0; i < Math.min(REPS, n >= 10_000 ? 2 : REPS); i++) {
+  for (let i = 0; i < (runs('list') ? Math.min(REPS, n >= 10_000 ? 2 : REPS) : 0); i++) {
     caches.trees?.clear();
     caches.rows?.clear();
     record('page list', n, await measure(() => call('GET', `${space}/content/pages`)));
   }
-  for (let i = 0; i < REPS; i++) record('search', n, await measure(() => call('GET', `${space}/search?query=${WORD}`)));
-  for (let i = 0; i < REPS; i++) {
+  for (let i = 0; i < (runs('search') ? REPS : 0); i++) record('search', n, await measure(() => call('GET', `${space}/search?query=${WORD}`)));
+  for (let i = 0; i < (runs('edit') ? REPS : 0); i++) {
     record('edit', n, await measure(() => call('POST', `${space}/content`, { changes: [{ operation: 'update_page', page: seeded.editPageId, document: { markdown: `${body(i)}\n\nEdit ${i}.` } }] })));
     record('no-op edit', n, await measure(() => call('POST', `${space}/content`, { changes: [{ operation: 'update_page', page: seeded.editPageId }] })));
   }
-  for (let i = 0; i < Math.min(REPS, 3); i++) {
+  for (let i = 0; i < (runs('merge') ? Math.min(REPS, 3) + 1 : 0); i++) {
     const cr = await call('POST', `${space}/change-requests`, { subject: `Growth ${i}` });
     const crUrl = `${space}/change-requests/${cr.body.id}`;
-    record('CR batch', n, await measure(() => call('POST', `${crUrl}/content`, { changes: [{ operation: 'update_page', page: seeded.leafIds[i % seeded.leafIds.length], title: `Renamed ${i}` }] })));
-    record('merge', n, await measure(() => call('POST', `${crUrl}/merge`)));
+    const batch = await measure(() => call('POST', `${crUrl}/content`, { changes: [{ operation: 'update_page', page: seeded.leafIds[i % seeded.leafIds.length], title: `Renamed ${i}` }] }));
+    // Main moves on meanwhile (another page), so the merge is a real three-way merge.
+    const moved = await call('POST', `${space}/content`, { changes: [{ operation: 'update_page', page: seeded.editPageId, document: { markdown: `${body(i)}\n\nMain ${i}.` } }] });
+    if (moved.status >= 300) log(`  main edit before merge at ${n}: HTTP ${moved.status}`);
+    if (i < Math.min(REPS, 3)) {
+      record('CR batch', n, batch);
+      record('merge', n, await measure(() => call('POST', `${crUrl}/merge`), `merge at ${n}`));
+      continue;
+    }
+    // The last one merges while readers read pages of the space (statements include theirs).
+    let merging = true;
+    const readerStatuses: number[] = [];
+    const readers = Array.from({ length: READERS }, async (_, r) => {
+      for (let k = 0; merging; k++) readerStatuses.push((await call('GET', `${space}/content/page/${seeded.leafIds[(r + k) % seeded.leafIds.length]}`)).status);
+    });
+    const sample = await measure(() => call('POST', `${crUrl}/merge`));
+    merging = false;
+    await Promise.all(readers);
+    const failed = readerStatuses.filter((st) => st >= 300).length;
+    if (failed) log(`  readers during the merge at ${n}: ${failed} of ${readerStatuses.length} failed`);
+    readerFailures.set(n, { reads: readerStatuses.length, failed });
+    record('merge + readers', n, sample);
   }
   log(`measured ${n} pages`);
 }
@@ -271,6 +311,8 @@ for (const op of OPS) {
   const cells = per.map((p) => `${fmt(p.ms, 1)} ms, ${fmt(p.statements)} st, ${fmt(p.rows)} rows, ${p.wal == null ? '—' : `${(p.wal / 1024).toFixed(0)} kB`} WAL, ${(p.bytes / 1024).toFixed(0)} kB out`);
   lines.push(`| ${op} | ${cells.join(' | ')} | ${fmt(exponent(per.map((p) => [p.n, p.ms])), 2)} | ${fmt(exponent(per.map((p) => [p.n, p.rows])), 2)} |`);
 }
+lines.push('');
+lines.push(`Readers during 'merge + readers' (${READERS} clients reading pages): ${SIZES.map((n) => `${n.toLocaleString('en')}: ${readerFailures.get(n)?.failed ?? '—'} failed of ${readerFailures.get(n)?.reads ?? '—'}`).join('; ')}`);
 process.stdout.write(`${lines.join('\n')}\n`);
 const out = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}-growth.json`);
 fs.mkdirSync(path.dirname(out), { recursive: true });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { loadRevision, pagePaths, type LoadedRevision, type TreeNode } from '../src/domain/revisions.ts';
-import { planThreeWayMerge } from '../src/domain/three-way.ts';
+import { planThreeWayMergeOfTrees } from '../src/domain/three-way.ts';
 import type { PageVersion, Revision } from '../src/generated/prisma/client.ts';
 
 // ------------------------------------------------------------------ the planner, in memory
@@ -41,16 +41,16 @@ function rev(id: string, pages: P[], extra: Partial<Revision> = {}): LoadedRevis
 }
 
 const shape = (nodes: TreeNode[]): unknown[] => nodes.map((n) => (n.pages.length ? { [n.id]: shape(n.pages) } : n.id));
-const plan = (base: LoadedRevision, target: LoadedRevision, source: LoadedRevision) => planThreeWayMerge(base, target, source, { spaceId: 'space_x' });
+const plan = (base: LoadedRevision, target: LoadedRevision, source: LoadedRevision) => planThreeWayMergeOfTrees(base, target, source, { spaceId: 'space_x' });
 
-describe('three-way planner', () => {
+describe('three-way planner', async () => {
   const doc = 'one\ntwo\nthree\nfour\nfive\nsix';
 
-  it('takes pages inserted, deleted and edited on one side, and keeps the other side', () => {
+  it('takes pages inserted, deleted and edited on one side, and keeps the other side', async () => {
     const base = rev('base', [{ id: 'a', markdown: doc }, { id: 'b' }, { id: 'c' }]);
     const main = rev('main', [{ id: 'a', markdown: doc.replace('one', 'ONE') }, { id: 'b' }, { id: 'c' }, { id: 'm' }]);
     const branch = rev('branch', [{ id: 'a', markdown: doc }, { id: 'n' }, { id: 'c', markdown: 'edited' }]);
-    const r = plan(base, main, branch);
+    const r = await plan(base, main, branch);
     if (!r.clean) throw new Error(JSON.stringify(r.conflicts));
     expect(shape(r.tree)).toEqual(['a', 'n', 'c', 'm']);
     expect(r.newVersions).toEqual([]);
@@ -59,79 +59,79 @@ describe('three-way planner', () => {
     expect(v('c')).toBe(branch.tree[2].v);
   });
 
-  it('merges edits of different lines of one page into a new version with the other metadata', () => {
+  it('merges edits of different lines of one page into a new version with the other metadata', async () => {
     const base = rev('base', [{ id: 'a', title: 'A', markdown: doc }]);
     const main = rev('main', [{ id: 'a', title: 'A renamed', markdown: doc.replace('one', 'ONE') }]);
     const branch = rev('branch', [{ id: 'a', title: 'A', markdown: doc.replace('six', 'SIX') }]);
-    const r = plan(base, main, branch);
+    const r = await plan(base, main, branch);
     if (!r.clean) throw new Error(JSON.stringify(r.conflicts));
     expect(r.newVersions).toHaveLength(1);
     expect(r.newVersions[0]).toMatchObject({ pageId: 'a', title: 'A renamed', markdown: 'ONE\ntwo\nthree\nfour\nfive\nSIX' });
     expect(r.tree[0].v).toBe(r.newVersions[0].id);
   });
 
-  it('reports overlapping edits, delete vs edit and different titles as conflicts', () => {
+  it('reports overlapping edits, delete vs edit and different titles as conflicts', async () => {
     const base = rev('base', [{ id: 'a', markdown: doc }, { id: 'b', markdown: 'b' }, { id: 'c', title: 'C' }]);
     const main = rev('main', [{ id: 'a', markdown: doc.replace('two', 'TWO') }, { id: 'b', markdown: 'b!' }, { id: 'c', title: 'C1' }]);
     const branch = rev('branch', [{ id: 'a', markdown: doc.replace('two', 'deux') }, { id: 'c', title: 'C2' }]);
-    const r = plan(base, main, branch);
+    const r = await plan(base, main, branch);
     expect(r.clean).toBe(false);
     if (r.clean) return;
     expect(r.conflicts.map((c) => c.pageId).sort()).toEqual(['a', 'b', 'c']);
     expect(r.conflicts.find((c) => c.pageId === 'b')!.reason).toContain('deleted');
   });
 
-  it('applies moves and reorders of the source onto the target order', () => {
+  it('applies moves and reorders of the source onto the target order', async () => {
     const base = rev('base', [{ id: 'a', pages: [{ id: 'a1' }, { id: 'a2' }] }, { id: 'b' }, { id: 'c' }, { id: 'd' }]);
     // Main adds e at the end and a3 under a.
     const main = rev('main', [{ id: 'a', pages: [{ id: 'a1' }, { id: 'a2' }, { id: 'a3' }] }, { id: 'b' }, { id: 'c' }, { id: 'd' }, { id: 'e' }]);
     // The branch moves d to the front, moves b under a (first), inserts n after c.
     const branch = rev('branch', [{ id: 'd' }, { id: 'a', pages: [{ id: 'b' }, { id: 'a1' }, { id: 'a2' }] }, { id: 'c' }, { id: 'n' }]);
-    const r = plan(base, main, branch);
+    const r = await plan(base, main, branch);
     if (!r.clean) throw new Error(JSON.stringify(r.conflicts));
     expect(shape(r.tree)).toEqual(['d', { a: ['b', 'a1', 'a2', 'a3'] }, 'c', 'n', 'e']);
   });
 
-  it('keeps a move from one side and an edit from the other; the same edit on both sides is not a conflict', () => {
+  it('keeps a move from one side and an edit from the other; the same edit on both sides is not a conflict', async () => {
     const base = rev('base', [{ id: 'a' }, { id: 'b', markdown: 'old' }, { id: 'c', markdown: 'x' }]);
     const main = rev('main', [{ id: 'a' }, { id: 'b', markdown: 'new' }, { id: 'c', markdown: 'same' }]);
     const branch = rev('branch', [{ id: 'a', pages: [{ id: 'b', markdown: 'old' }] }, { id: 'c', markdown: 'same' }]);
-    const r = plan(base, main, branch);
+    const r = await plan(base, main, branch);
     if (!r.clean) throw new Error(JSON.stringify(r.conflicts));
     expect(shape(r.tree)).toEqual([{ a: ['b'] }, 'c']);
     expect(r.tree[0].pages[0].v).toBe(main.tree[1].v);
     expect(r.newVersions).toEqual([]);
   });
 
-  it('conflicts when a page lands under a page deleted on the other side, or moves cross', () => {
+  it('conflicts when a page lands under a page deleted on the other side, or moves cross', async () => {
     const base = rev('base', [{ id: 'a' }, { id: 'b' }]);
-    const orphan = plan(base, rev('main', [{ id: 'a', pages: [{ id: 'child' }] }, { id: 'b' }]), rev('branch', [{ id: 'b' }]));
+    const orphan = await plan(base, rev('main', [{ id: 'a', pages: [{ id: 'child' }] }, { id: 'b' }]), rev('branch', [{ id: 'b' }]));
     expect(orphan.clean).toBe(false);
     if (!orphan.clean) expect(orphan.conflicts[0]).toMatchObject({ pageId: 'child', reason: expect.stringContaining('parent') });
 
-    const crossed = plan(base, rev('main', [{ id: 'a', pages: [{ id: 'b' }] }]), rev('branch', [{ id: 'b', pages: [{ id: 'a' }] }]));
+    const crossed = await plan(base, rev('main', [{ id: 'a', pages: [{ id: 'b' }] }]), rev('branch', [{ id: 'b', pages: [{ id: 'a' }] }]));
     expect(crossed.clean).toBe(false);
   });
 
-  it('renames a page from the source whose slug collides with a sibling from the target', () => {
+  it('renames a page from the source whose slug collides with a sibling from the target', async () => {
     const base = rev('base', []);
     const main = rev('main', [{ id: 'm', slug: 'guide' }]);
     const branch = rev('branch', [{ id: 'n', slug: 'guide' }]);
-    const r = plan(base, main, branch);
+    const r = await plan(base, main, branch);
     if (!r.clean) throw new Error(JSON.stringify(r.conflicts));
     expect(r.newVersions).toHaveLength(1);
     expect(r.newVersions[0]).toMatchObject({ pageId: 'n', slug: 'guide-2' });
   });
 
-  it('merges files and variables three-way', () => {
+  it('merges files and variables three-way', async () => {
     const base = rev('base', [], { fileIds: ['f1', 'f2'], variables: { a: '1', b: '1' } as any });
     const main = rev('main', [{ id: 'x' }], { fileIds: ['f1', 'f2', 'f3'], variables: { a: '2', b: '1' } as any });
     const branch = rev('branch', [{ id: 'y' }], { fileIds: ['f1', 'f4'], variables: { a: '1', b: '1', c: '3' } as any });
-    const r = plan(base, main, branch);
+    const r = await plan(base, main, branch);
     if (!r.clean) throw new Error(JSON.stringify(r.conflicts));
     expect(r.fileIds).toEqual(['f1', 'f3', 'f4']);
     expect(r.variables).toEqual({ a: '2', b: '1', c: '3' });
-    const clash = plan(base, main, rev('branch2', [], { variables: { a: '3', b: '1' } as any }));
+    const clash = await plan(base, main, rev('branch2', [], { variables: { a: '3', b: '1' } as any }));
     expect(clash.clean).toBe(false);
   });
 });

@@ -20,8 +20,9 @@ import type { ChangeRequest, Prisma, Role, Space } from '../generated/prisma/cli
 import type { Tx } from '../db/client.ts';
 import { newId } from '../lib/ids.ts';
 import { badRequest, conflict, notFound, parseInput } from '../lib/errors.ts';
-import { applyChanges, insertPageVersions, loadRevision, writeRevision, type LoadedRevision } from './revisions.ts';
-import { planThreeWayMerge, type MergeConflict } from './three-way.ts';
+import { applyChanges, insertPageVersions, writeRevision, type TreeNode } from './revisions.ts';
+import { dbMergeReader, planThreeWayMerge, type MergeConflict, type MergeRevision } from './three-way.ts';
+import { prefetchDiffNodes, writeTree, writeWholeTree } from './revision-tree.ts';
 import type { SpaceAction } from '../auth/space-actions.ts';
 import { prepareFileFetcher } from './content.ts';
 import { requireEditable } from './spaces.ts';
@@ -231,17 +232,29 @@ export type MergeOutcome<R extends 'merge' | 'update' = 'merge' | 'update'> = {
   conflicts: MergeConflict[];
 };
 
-async function loadThree(tx: Tx, base: string, a: string, b: string): Promise<[LoadedRevision, LoadedRevision, LoadedRevision]> {
-  const cache = new Map<string, Promise<LoadedRevision>>();
-  const load = (id: string) => {
-    let p = cache.get(id);
-    if (!p) cache.set(id, (p = loadRevision(tx, id)));
-    return p;
-  };
-  // Sequential: one interactive transaction runs one statement at a time anyway.
-  const lb = await load(base);
-  const la = await load(a);
-  const lc = await load(b);
+/**
+ * The three revisions of a merge without their legacy page lists, and the nodes where their trees
+ * differ from the base in the node cache (one statement), so the planner's diffs and the result's
+ * writeTree read nothing more. A revision stored before trees were (no `treeRoot`) gets its tree
+ * stored from its JSON copy here.
+ */
+async function loadThree(tx: Tx, base: string, a: string, b: string): Promise<[MergeRevision, MergeRevision, MergeRevision]> {
+  const ids = [...new Set([base, a, b])];
+  const rows = await tx.revision.findMany({ where: { id: { in: ids } }, select: { id: true, treeRoot: true, fileIds: true, variables: true, reusableContents: true } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const id of ids) {
+    const r = byId.get(id);
+    if (!r) throw notFound('Revision');
+    if (r.treeRoot === null) {
+      const legacy = await tx.revision.findUniqueOrThrow({ where: { id }, select: { tree: true } });
+      r.treeRoot = (await writeWholeTree(tx, legacy.tree as unknown as TreeNode[])).root;
+    }
+  }
+  const [lb, la, lc] = [byId.get(base)!, byId.get(a)!, byId.get(b)!];
+  await prefetchDiffNodes(tx, [
+    [lb.treeRoot, la.treeRoot],
+    [lb.treeRoot, lc.treeRoot],
+  ]);
   return [lb, la, lc];
 }
 
@@ -260,14 +273,14 @@ export async function mergeChangeRequest(ctx: DomainContext, spaceId: string, id
     if (current.status === 'merged') throw conflict('The change request is already merged');
     if (current.status === 'archived') throw conflict('The change request is archived; reopen it before merging');
     const [base, target, source] = await loadThree(tx, lastBaseOf(current), main.revisionId, current.revisionId);
-    const plan = planThreeWayMerge(base, target, source, { spaceId, now: ctx.clock.now() });
+    const plan = await planThreeWayMerge(dbMergeReader(tx), base, target, source, { spaceId, now: ctx.clock.now() });
     if (!plan.clean) return { result: 'conflicts', revision: main.revisionId, changeRequest: current, conflicts: plan.conflicts } as MergeOutcome<'merge'>;
     await insertPageVersions(tx, plan.newVersions, { unparsable: 'store' });
     const revision = await writeRevision(tx, {
       spaceId,
       parents: [main.revisionId, current.revisionId],
       type: 'merge',
-      tree: plan.tree,
+      treeRoot: (await writeTree(tx, target.treeRoot, plan.changes)).root,
       fileIds: plan.fileIds,
       createdById: viewer.user.id,
       variables: plan.variables,
@@ -306,14 +319,14 @@ export async function updateChangeRequestFromMain(ctx: DomainContext, spaceId: s
     const mainId = main.revisionId;
     if (mainId === lastBaseOf(current)) return { result: 'update', revision: current.revisionId, changeRequest: current, conflicts: [] } as MergeOutcome<'update'>;
     const [base, target, source] = await loadThree(tx, lastBaseOf(current), current.revisionId, mainId);
-    const plan = planThreeWayMerge(base, target, source, { spaceId, now: ctx.clock.now() });
+    const plan = await planThreeWayMerge(dbMergeReader(tx), base, target, source, { spaceId, now: ctx.clock.now() });
     if (!plan.clean) return { result: 'conflicts', revision: current.revisionId, changeRequest: current, conflicts: plan.conflicts } as MergeOutcome<'update'>;
     await insertPageVersions(tx, plan.newVersions, { unparsable: 'store' });
     const revision = await writeRevision(tx, {
       spaceId,
       parents: [current.revisionId, mainId],
       type: 'update',
-      tree: plan.tree,
+      treeRoot: (await writeTree(tx, target.treeRoot, plan.changes)).root,
       fileIds: plan.fileIds,
       changeRequestId: current.id,
       createdById: viewer.user.id,

@@ -3,27 +3,67 @@
 // request: target = main (the space's current revision), source = the change request's head.
 // Updating a change request from main: the other way round.
 //
+// It costs what changed, not the space: the pages compared are those whose tree entry (version,
+// parent or sort key) differs from the base on either side (two diffs of the stored trees, which
+// skip every shared subtree), and only their versions are loaded. A page changed on neither side
+// is the same in all three revisions and stays as the target has it.
+//
 // Per page (keyed by the stable page id), over {content version, parent}:
 //   - changed on one side only → that side (inserted, deleted, edited, moved);
 //   - changed on both sides → identical changes are taken once; otherwise each metadata field
 //     and the parent merge three-way, and the markdown merges line by line (`mergeText`); a clean
 //     merge becomes a NEW page version; overlapping edits, delete vs change, or a page left
 //     without its parent conflict.
-// Tree order: each sibling list starts from the target's order; pages the source inserted,
-// moved in or reordered are placed after their nearest preceding sibling in the source's order.
-// The result is a plan (tree + page versions to write); nothing is written here.
+// Sibling order lives in each page's sort key (`pos`): a page takes the key of the side whose
+// parent it takes; when both sides keep the same parent and both changed the key, the target's
+// stands. Keys two sides made independently can be equal: the later pages (by id) get new keys
+// just after, so the order is the order of (key, page id) either way.
+// Sibling slugs stay unique: where a page from the source lands with a new slug or parent, the
+// pages from the source under that parent are renamed when a sibling from the target has the slug.
+// The result is a plan (tree changes against the target + page versions to write); nothing is
+// written here.
 import { isDeepStrictEqual } from 'node:util';
-import type { Prisma } from '../generated/prisma/client.ts';
+import { generateNKeysBetween } from 'fractional-indexing';
+import type { Prisma, Revision } from '../generated/prisma/client.ts';
+import type { Tx } from '../db/client.ts';
 import { mergePageMaps, mergeText } from '../lib/merge.ts';
 import type { LoadedRevision, StoredPageVersion as PageVersion, TreeNode } from './revisions.ts';
 import { newId } from '../lib/ids.ts';
+import { childPages, diffTrees, lookupPages, type TreeChange, type TreeDiff, type TreeEntry } from './revision-tree.ts';
+import {
+  buildTree,
+  changesBetween,
+  diffEntries,
+  entriesFromNodes,
+  lookupEntries,
+  MemoryNodes,
+  nodesFromEntries,
+  readChildren,
+  readEntries,
+  updateTree,
+} from '../lib/page-trie.ts';
 
 export type MergeConflict = { pageId: string | null; reason: string };
+
+/** What a merge reads of a revision (not its legacy JSON tree). */
+export type MergeRevision = Pick<Revision, 'id' | 'treeRoot' | 'fileIds' | 'variables' | 'reusableContents'>;
+
+/** Where the planner reads trees and page versions (the database in a transaction, or memory). */
+export interface MergeReader {
+  diff(a: string | null, b: string | null): Promise<TreeDiff[]>;
+  lookup(root: string | null, pageIds: string[]): Promise<Map<string, TreeEntry>>;
+  children(root: string | null, parent: string | null): Promise<Array<{ pageId: string; pos: string }>>;
+  /** Page versions by id, with their markdown. */
+  versions(ids: string[]): Promise<Map<string, PageVersion>>;
+  /** Version id → slug only. */
+  slugs(ids: string[]): Promise<Map<string, string>>;
+}
 
 export type MergePlan =
   | {
       clean: true;
-      tree: TreeNode[];
+      /** The result as changes to the target's tree (writeTree(target.treeRoot, changes)). */
+      changes: TreeChange[];
       /** Page versions the merge created (merged content, renamed slugs); to be written first. */
       newVersions: Prisma.PageVersionCreateManyInput[];
       fileIds: string[];
@@ -46,55 +86,7 @@ export function sameContent(a: PageVersion, b: PageVersion) {
   return a.id === b.id || (a.markdown === b.markdown && META_FIELDS.every((f) => sameValue(a[f], b[f])));
 }
 
-function slotsOf(loaded: LoadedRevision): Map<string, Slot> {
-  const out = new Map<string, Slot>();
-  const visit = (nodes: TreeNode[], parent: string | null) => {
-    for (const n of nodes) {
-      const version = loaded.versions.get(n.v);
-      if (!version) throw new Error(`revision ${loaded.revision.id} points at a missing page version ${n.v}`);
-      out.set(n.id, { version, parent });
-      visit(n.pages, n.id);
-    }
-  };
-  visit(loaded.tree, null);
-  return out;
-}
-
-/** Child page ids per parent (null = root), in tree order. */
-function childrenOf(tree: TreeNode[]): Map<string | null, string[]> {
-  const out = new Map<string | null, string[]>();
-  const visit = (nodes: TreeNode[], parent: string | null) => {
-    out.set(
-      parent,
-      nodes.map((n) => n.id),
-    );
-    for (const n of nodes) visit(n.pages, n.id);
-  };
-  visit(tree, null);
-  return out;
-}
-
-/** Indices (into `seq`) of one longest strictly increasing subsequence. */
-function longestIncreasing(seq: number[]): Set<number> {
-  const tails: number[] = []; // index into seq of the smallest tail of each length
-  const prev = new Array<number>(seq.length).fill(-1);
-  for (let i = 0; i < seq.length; i++) {
-    let lo = 0;
-    let hi = tails.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (seq[tails[mid]] < seq[i]) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo > 0) prev[i] = tails[lo - 1];
-    tails[lo] = i;
-  }
-  const keep = new Set<number>();
-  for (let i = tails.length ? tails[tails.length - 1] : -1; i >= 0; i = prev[i]) keep.add(i);
-  return keep;
-}
-
-/** Three-way choice of one value; `undefined` result with conflict = true when both changed it differently. */
+/** Three-way choice of one value; not ok when both sides changed it differently. */
 function pick<T>(o: T, m: T, b: T): { ok: true; value: T } | { ok: false } {
   if (sameValue(o, b)) return { ok: true, value: m };
   if (sameValue(o, m)) return { ok: true, value: b };
@@ -125,25 +117,64 @@ function versionRow(v: PageVersion, overrides: Partial<PageVersion>, spaceId: st
   };
 }
 
+const bySortKey = (a: { pageId: string; pos: string }, b: { pageId: string; pos: string }) =>
+  a.pos < b.pos ? -1 : a.pos > b.pos ? 1 : a.pageId < b.pageId ? -1 : a.pageId > b.pageId ? 1 : 0;
+
+const sameEntry = (a: TreeEntry | null | undefined, b: TreeEntry | null | undefined) => (a && b ? a.v === b.v && a.parent === b.parent && a.pos === b.pos : !a && !b);
+
+/** One page's entry in the base, the target and the source (null: absent there). */
+type Three = { o: TreeEntry | null; m: TreeEntry | null; b: TreeEntry | null };
+
+/** A page of the result: its version, parent and sort key. */
+type Placed = Slot & { pos: string };
+
 /**
- * Plan the merge of `source` into `target` given their common ancestor `base`. Pure: reads the
- * loaded revisions only, and returns either the resulting tree with the page versions to create,
- * or the list of conflicts.
+ * Plan the merge of `source` into `target` given their common ancestor `base`. Reads, through
+ * `reader`, the pages changed on either side and their versions (plus, only when pages move or
+ * get new slugs, the parents they land under); writes nothing.
  */
-export function planThreeWayMerge(base: LoadedRevision, target: LoadedRevision, source: LoadedRevision, opts: { spaceId: string; now?: Date }): MergePlan {
+export async function planThreeWayMerge(reader: MergeReader, base: MergeRevision, target: MergeRevision, source: MergeRevision, opts: { spaceId: string; now?: Date }): Promise<MergePlan> {
   const now = opts.now ?? new Date();
   // Nothing happened on one side: the other side wins wholesale, no new rows.
-  if (source.revision.id === base.revision.id || target.revision.id === source.revision.id) return wholesale(target);
-  if (target.revision.id === base.revision.id) return wholesale(source);
+  if (source.id === base.id || target.id === source.id) return wholesale(target, []);
+  if (target.id === base.id) {
+    const d = await reader.diff(target.treeRoot, source.treeRoot);
+    return wholesale(
+      source,
+      d.map((x) => ({ pageId: x.pageId, entry: x.after })),
+    );
+  }
 
+  // ---- the pages changed on either side, and their versions
+  const pages = new Map<string, Three>();
+  for (const d of await reader.diff(base.treeRoot, target.treeRoot)) pages.set(d.pageId, { o: d.before, m: d.after, b: d.before });
+  for (const d of await reader.diff(base.treeRoot, source.treeRoot)) {
+    const p = pages.get(d.pageId);
+    if (p) p.b = d.after;
+    else pages.set(d.pageId, { o: d.before, m: d.before, b: d.after });
+  }
+  const versionIds = new Set<string>();
+  for (const p of pages.values()) for (const e of [p.o, p.m, p.b]) if (e) versionIds.add(e.v);
+  const versions = await reader.versions([...versionIds]);
+  const slotsOf = (side: 'o' | 'm' | 'b') => {
+    const out = new Map<string, Slot>();
+    for (const [pageId, p] of pages) {
+      const e = p[side];
+      if (!e) continue;
+      const version = versions.get(e.v);
+      if (!version) throw new Error(`a revision points at a missing page version ${e.v}`);
+      out.set(pageId, { version, parent: e.parent });
+    }
+    return out;
+  };
+  const baseSlots = slotsOf('o');
+  const targetSlots = slotsOf('m');
+  const sourceSlots = slotsOf('b');
+
+  // ---- per page, over {version, parent}
   const conflicts: MergeConflict[] = [];
   const newVersions: Prisma.PageVersionCreateManyInput[] = [];
   const conflictReasons = new Map<string, string>();
-
-  const baseSlots = slotsOf(base);
-  const targetSlots = slotsOf(target);
-  const sourceSlots = slotsOf(source);
-
   const merged = mergePageMaps<Slot>(baseSlots, targetSlots, sourceSlots, {
     equals: (a, b) => a.parent === b.parent && sameContent(a.version, b.version),
     mergeValue: (o, m, b) => {
@@ -178,143 +209,256 @@ export function planThreeWayMerge(base: LoadedRevision, target: LoadedRevision, 
       return { clean: true, value: { version, parent: parent.value } };
     },
   });
-
   if (!merged.clean) {
     for (const pageId of merged.conflicts) {
-      let reason = conflictReasons.get(pageId);
-      if (!reason) {
-        const inBase = baseSlots.has(pageId);
-        reason = inBase ? 'deleted on one side and changed on the other' : 'inserted differently on both sides';
-      }
+      const reason = conflictReasons.get(pageId) ?? (baseSlots.has(pageId) ? 'deleted on one side and changed on the other' : 'inserted differently on both sides');
       conflicts.push({ pageId, reason });
     }
     return { clean: false, conflicts };
   }
-  const result = merged.result;
 
-  // A page whose parent disappeared on the other side.
+  // ---- sort keys: those of the side whose parent the page takes
+  const result = new Map<string, Placed>();
+  for (const [pageId, slot] of merged.result) {
+    const { o, m, b } = pages.get(pageId)!;
+    let pos: string;
+    if (m && b && m.parent === slot.parent && b.parent === slot.parent) {
+      const r = pick(o && o.parent === slot.parent ? o.pos : undefined, m.pos, b.pos);
+      pos = r.ok ? r.value! : m.pos;
+    } else if (b && b.parent === slot.parent && !(m && m.parent === slot.parent)) pos = b.pos;
+    else pos = (m ?? b)!.pos;
+    result.set(pageId, { ...slot, pos });
+  }
+
+  // ---- a page whose parent disappeared on the other side
   for (const [pageId, slot] of result) {
-    if (slot.parent !== null && !result.has(slot.parent)) conflicts.push({ pageId, reason: 'its parent page was deleted on the other side' });
+    if (slot.parent !== null && pages.has(slot.parent) && !result.has(slot.parent)) conflicts.push({ pageId, reason: 'its parent page was deleted on the other side' });
   }
   if (conflicts.length) return { clean: false, conflicts };
 
-  // ---- tree order
-  const targetChildren = childrenOf(target.tree);
-  const sourceChildren = childrenOf(source.tree);
-  const baseChildren = childrenOf(base.tree);
-  const parents = new Set<string | null>([null, ...[...result.values()].map((s) => s.parent)]);
-  const childLists = new Map<string | null, string[]>();
-  for (const parent of parents) {
-    const here = (id: string) => result.get(id)?.parent === parent;
-    // Pages the source reordered among the siblings it shares with the base under this parent.
-    const baseOrder = new Map((baseChildren.get(parent) ?? []).map((id, i) => [id, i]));
-    const shared = (sourceChildren.get(parent) ?? []).filter((id) => baseOrder.has(id));
-    const stable = longestIncreasing(shared.map((id) => baseOrder.get(id)!));
-    const reordered = new Set(shared.filter((_, i) => !stable.has(i)));
-    // ...unless the target reordered them too (then the target's order stands).
-    const targetShared = (targetChildren.get(parent) ?? []).filter((id) => baseOrder.has(id));
-    const targetStable = longestIncreasing(targetShared.map((id) => baseOrder.get(id)!));
-    targetShared.forEach((id, i) => {
-      if (!targetStable.has(i)) reordered.delete(id);
-    });
-
-    const list = (targetChildren.get(parent) ?? []).filter((id) => here(id) && !reordered.has(id));
-    const placed = new Set(list);
-    const fromSource = sourceChildren.get(parent) ?? [];
-    fromSource.forEach((id, i) => {
-      if (!here(id) || placed.has(id)) return;
-      let at = 0;
-      for (let j = i - 1; j >= 0; j--) {
-        const k = list.indexOf(fromSource[j]);
-        if (k >= 0) {
-          at = k + 1;
-          break;
-        }
-      }
-      list.splice(at, 0, id);
-      placed.add(id);
-    });
-    childLists.set(parent, list);
-  }
-  // Anything not placed yet (cannot happen in a consistent merge) goes to the end of its parent.
-  for (const [id, slot] of result) {
-    const list = childLists.get(slot.parent)!;
-    if (!list.includes(id)) list.push(id);
-  }
-
-  // Build, detecting pages made unreachable by crossed moves (A into B on one side, B into A on the other).
-  const reached = new Set<string>();
-  const build = (parent: string | null): TreeNode[] =>
-    (childLists.get(parent) ?? []).map((id) => {
-      reached.add(id);
-      return { id, v: result.get(id)!.version.id, pages: build(id) };
-    });
-  const tree = build(null);
-  for (const id of result.keys()) if (!reached.has(id)) conflicts.push({ pageId: id, reason: 'moved into each other on both sides' });
-  if (conflicts.length) return { clean: false, conflicts };
-
-  // Sibling slugs stay unique: target pages keep theirs, pages coming from the source are renamed.
-  const versionOf = (id: string) => result.get(id)!.version;
-  const renameInto = (nodes: TreeNode[]) => {
-    const fromTarget = (n: TreeNode) => targetSlots.get(n.id)?.version.id === n.v;
-    const taken = new Set(nodes.filter(fromTarget).map((n) => versionOf(n.id).slug));
-    for (const n of nodes) {
-      if (!fromTarget(n)) {
-        const v = versionOf(n.id);
-        let slug = v.slug;
-        if (taken.has(slug)) {
-          for (let i = 2; ; i++) {
-            if (!taken.has(`${v.slug}-${i}`)) {
-              slug = `${v.slug}-${i}`;
-              break;
-            }
-          }
-          const pending = newVersions.find((r) => r.id === v.id);
-          if (pending) pending.slug = slug;
-          else {
-            const row = versionRow(v, { id: newId('PageVersion'), slug } as Partial<PageVersion>, opts.spaceId);
-            newVersions.push(row);
-            n.v = row.id!;
-          }
-        }
-        taken.add(slug);
-      }
-      renameInto(n.pages);
+  // ---- crossed moves (A into B on one side, B into A on the other): walk up from each page
+  // that has a parent the target did not give it; unchanged pages' parents are the target's.
+  const parentOf = new Map<string, string | null>([...result].map(([id, s]) => [id, s.parent]));
+  const walks = [...result]
+    .filter(([id, s]) => s.parent !== null && pages.get(id)!.m?.parent !== s.parent)
+    .map(([id, s]) => ({ path: [id], cur: s.parent as string | null }));
+  const cycle = new Set<string>();
+  for (let step = 0; walks.some((w) => w.cur !== null) && step < 10_000; step++) {
+    const unknown = [...new Set(walks.filter((w) => w.cur !== null && !parentOf.has(w.cur)).map((w) => w.cur!))];
+    if (unknown.length) {
+      const found = await reader.lookup(target.treeRoot, unknown);
+      for (const id of unknown) parentOf.set(id, found.get(id)?.parent ?? null);
     }
+    for (const w of walks) {
+      if (w.cur === null) continue;
+      const at = w.path.indexOf(w.cur);
+      if (at >= 0) {
+        for (const id of w.path.slice(at)) cycle.add(id);
+        w.cur = null;
+      } else {
+        w.path.push(w.cur);
+        w.cur = parentOf.get(w.cur) ?? null;
+      }
+    }
+  }
+  if (cycle.size) {
+    // Everything under the cycle is unreachable from the root too.
+    const lost = new Set(cycle);
+    let frontier = [...cycle];
+    while (frontier.length) {
+      const next: string[] = [];
+      for (const id of frontier) {
+        const kids = (await reader.children(target.treeRoot, id)).map((c) => c.pageId).filter((k) => !pages.has(k));
+        for (const [k, s] of result) if (s.parent === id) kids.push(k);
+        for (const k of kids) if (!lost.has(k)) lost.add(k), next.push(k);
+      }
+      frontier = next;
+    }
+    for (const id of lost) conflicts.push({ pageId: id, reason: 'moved into each other on both sides' });
+    return { clean: false, conflicts };
+  }
+
+  // ---- siblings of the result under `parent`, in order (read only for parents that need them)
+  const siblingsCache = new Map<string | null, Array<{ pageId: string; pos: string }>>();
+  const siblingsOf = async (parent: string | null) => {
+    let list = siblingsCache.get(parent);
+    if (!list) {
+      list = (await reader.children(target.treeRoot, parent)).filter((c) => !pages.has(c.pageId));
+      for (const [pageId, s] of result) if (s.parent === parent) list.push({ pageId, pos: s.pos });
+      siblingsCache.set(parent, list.sort(bySortKey));
+    }
+    return list;
   };
-  renameInto(tree);
+
+  // ---- equal sort keys made independently on the two sides: the later pages get new keys
+  const byKey = new Map<string, string[]>();
+  for (const [pageId, s] of result) {
+    const k = JSON.stringify([s.parent, s.pos]);
+    byKey.set(k, [...(byKey.get(k) ?? []), pageId]);
+  }
+  for (const group of byKey.values()) {
+    if (group.length < 2) continue;
+    const { parent, pos } = result.get(group[0])!;
+    const list = await siblingsOf(parent);
+    const next = list.find((c) => c.pos > pos)?.pos ?? null;
+    const later = group.sort().slice(1);
+    const keys = generateNKeysBetween(pos, next, later.length);
+    later.forEach((id, i) => {
+      result.get(id)!.pos = keys[i]!;
+      list.find((c) => c.pageId === id)!.pos = keys[i]!;
+    });
+    list.sort(bySortKey);
+  }
+
+  // ---- sibling slugs stay unique: target pages keep theirs, pages from the source are renamed
+  const fromTarget = (pageId: string, s: Slot) => pages.get(pageId)!.m?.v === s.version.id;
+  const landed = new Set<string | null>();
+  const hasSource = new Set<string | null>();
+  for (const [pageId, s] of result) {
+    const m = pages.get(pageId)!.m;
+    if (!m || m.parent !== s.parent || versions.get(m.v)!.slug !== s.version.slug) landed.add(s.parent);
+    if (!fromTarget(pageId, s)) hasSource.add(s.parent);
+  }
+  for (const parent of [...landed].filter((p) => hasSource.has(p))) {
+    const list = await siblingsOf(parent);
+    const others = list.filter((c) => !result.has(c.pageId)).map((c) => c.pageId);
+    const found = others.length ? await reader.lookup(target.treeRoot, others) : new Map<string, TreeEntry>();
+    const slugs = others.length ? await reader.slugs([...found.values()].map((e) => e.v)) : new Map<string, string>();
+    const slugOf = (pageId: string) => result.get(pageId)?.version.slug ?? slugs.get(found.get(pageId)?.v ?? '') ?? pageId;
+    const isTarget = (pageId: string) => !result.has(pageId) || fromTarget(pageId, result.get(pageId)!);
+    const taken = new Set(list.filter((c) => isTarget(c.pageId)).map((c) => slugOf(c.pageId)));
+    for (const { pageId } of list) {
+      if (isTarget(pageId)) continue;
+      const placed = result.get(pageId)!;
+      const v = placed.version;
+      let slug = v.slug;
+      if (taken.has(slug)) {
+        for (let i = 2; ; i++) {
+          if (!taken.has(`${v.slug}-${i}`)) {
+            slug = `${v.slug}-${i}`;
+            break;
+          }
+        }
+        const pending = newVersions.find((r) => r.id === v.id);
+        if (pending) {
+          pending.slug = slug;
+          placed.version = { ...v, slug };
+        } else {
+          const row = versionRow(v, { id: newId('PageVersion'), slug } as Partial<PageVersion>, opts.spaceId);
+          newVersions.push(row);
+          placed.version = { ...(row as unknown as PageVersion), createdAt: now };
+        }
+      }
+      taken.add(slug);
+    }
+  }
 
   // ---- files, variables, reusable content
-  const baseFiles = new Set(base.revision.fileIds);
-  const sourceFiles = new Set(source.revision.fileIds);
+  const baseFiles = new Set(base.fileIds);
+  const sourceFiles = new Set(source.fileIds);
   const removedBySource = new Set([...baseFiles].filter((f) => !sourceFiles.has(f)));
-  const fileIds = [...target.revision.fileIds.filter((f) => !removedBySource.has(f))];
-  for (const f of source.revision.fileIds) if (!baseFiles.has(f) && !fileIds.includes(f)) fileIds.push(f);
+  const fileIds = [...target.fileIds.filter((f) => !removedBySource.has(f))];
+  for (const f of source.fileIds) if (!baseFiles.has(f) && !fileIds.includes(f)) fileIds.push(f);
 
-  const vo = (base.revision.variables ?? {}) as Record<string, unknown>;
-  const vm = (target.revision.variables ?? {}) as Record<string, unknown>;
-  const vb = (source.revision.variables ?? {}) as Record<string, unknown>;
+  const vo = (base.variables ?? {}) as Record<string, unknown>;
+  const vm = (target.variables ?? {}) as Record<string, unknown>;
+  const vb = (source.variables ?? {}) as Record<string, unknown>;
   const variables: Record<string, unknown> = {};
   for (const key of new Set([...Object.keys(vo), ...Object.keys(vm), ...Object.keys(vb)])) {
     const r = pick(vo[key], vm[key], vb[key]);
     if (!r.ok) conflicts.push({ pageId: null, reason: `variable "${key}" changed differently on both sides` });
     else if (r.value !== undefined) variables[key] = r.value;
   }
-  const rc = pick(base.revision.reusableContents, target.revision.reusableContents, source.revision.reusableContents);
+  const rc = pick(base.reusableContents, target.reusableContents, source.reusableContents);
   if (!rc.ok) conflicts.push({ pageId: null, reason: 'reusable content changed on both sides' });
   if (conflicts.length || !rc.ok) return { clean: false, conflicts };
 
-  return { clean: true, tree, newVersions, fileIds, variables: variables as Prisma.InputJsonValue, reusableContents: rc.value as Prisma.InputJsonValue };
+  // ---- the result as changes to the target's tree
+  const changes: TreeChange[] = [];
+  for (const [pageId, p] of pages) {
+    const r = result.get(pageId);
+    const entry = r ? { v: r.version.id, parent: r.parent, pos: r.pos } : null;
+    if (!sameEntry(p.m, entry)) changes.push({ pageId, entry });
+  }
+  return { clean: true, changes, newVersions, fileIds, variables: variables as Prisma.InputJsonValue, reusableContents: rc.value as Prisma.InputJsonValue };
 }
 
-function wholesale(side: LoadedRevision): MergePlan {
-  const clone = (nodes: TreeNode[]): TreeNode[] => nodes.map((n) => ({ id: n.id, v: n.v, pages: clone(n.pages) }));
+function wholesale(side: MergeRevision, changes: TreeChange[]): MergePlan {
   return {
     clean: true,
-    tree: clone(side.tree),
+    changes,
     newVersions: [],
-    fileIds: [...side.revision.fileIds],
-    variables: side.revision.variables as Prisma.InputJsonValue,
-    reusableContents: side.revision.reusableContents as Prisma.InputJsonValue,
+    fileIds: [...side.fileIds],
+    variables: side.variables as Prisma.InputJsonValue,
+    reusableContents: side.reusableContents as Prisma.InputJsonValue,
   };
+}
+
+// ------------------------------------------------------------------ readers
+
+/** Page versions read per statement (a merge of a large import reads them in chunks). */
+const VERSIONS_PER_STATEMENT = 5000;
+
+/** The planner's reads in a transaction: tree nodes (cached, see revision-tree.ts) and page versions by id. */
+export function dbMergeReader(tx: Tx): MergeReader {
+  return {
+    diff: (a, b) => diffTrees(tx, a, b),
+    lookup: (root, ids) => lookupPages(tx, root, ids),
+    children: (root, parent) => childPages(tx, root, parent),
+    versions: async (ids) => {
+      const out = new Map<string, PageVersion>();
+      for (let i = 0; i < ids.length; i += VERSIONS_PER_STATEMENT) {
+        const rows = await tx.pageVersion.findMany({ where: { id: { in: ids.slice(i, i + VERSIONS_PER_STATEMENT) } }, omit: { document: true, links: true } });
+        for (const r of rows) out.set(r.id, r as PageVersion);
+      }
+      return out;
+    },
+    slugs: async (ids) => {
+      const out = new Map<string, string>();
+      for (let i = 0; i < ids.length; i += VERSIONS_PER_STATEMENT) {
+        const rows = await tx.pageVersion.findMany({ where: { id: { in: ids.slice(i, i + VERSIONS_PER_STATEMENT) } }, select: { id: true, slug: true } });
+        for (const r of rows) out.set(r.id, r.slug);
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * The planner on three nested trees in memory (tests): each side's tree is stored as the
+ * application stores it (its changes against the base's tree), and the result is read back as a
+ * nested tree.
+ */
+export async function planThreeWayMergeOfTrees(
+  base: LoadedRevision,
+  target: LoadedRevision,
+  source: LoadedRevision,
+  opts: { spaceId: string; now?: Date },
+): Promise<({ clean: true; tree: TreeNode[] } & Omit<Extract<MergePlan, { clean: true }>, 'clean'>) | { clean: false; conflicts: MergeConflict[] }> {
+  const mem = new MemoryNodes();
+  const baseEntries = entriesFromNodes(base.tree);
+  const baseRoot = mem.add(buildTree(baseEntries));
+  // A page whose content a side did not change keeps the base's version (as an edit would).
+  const keep = (side: LoadedRevision, nodes: TreeNode[]): TreeNode[] =>
+    nodes.map((n) => {
+      const was = baseEntries.get(n.id);
+      const same = was && side.versions.get(n.v) && base.versions.get(was.v) && sameContent(side.versions.get(n.v)!, base.versions.get(was.v)!);
+      return { id: n.id, v: same ? was.v : n.v, pages: keep(side, n.pages) };
+    });
+  const rootOf = async (side: LoadedRevision) => (side === base ? baseRoot : mem.add(await updateTree(mem, baseRoot, changesBetween(baseEntries, keep(side, side.tree)))));
+  const targetRoot = await rootOf(target);
+  const sourceRoot = await rootOf(source);
+  const versions = new Map<string, PageVersion>([...base.versions, ...target.versions, ...source.versions]);
+  const reader: MergeReader = {
+    diff: (a, b) => diffEntries(mem, a, b),
+    lookup: (root, ids) => lookupEntries(mem, root, ids),
+    children: (root, parent) => readChildren(mem, root, parent),
+    versions: async (ids) => new Map(ids.filter((id) => versions.has(id)).map((id) => [id, versions.get(id)!])),
+    slugs: async (ids) => new Map(ids.filter((id) => versions.has(id)).map((id) => [id, versions.get(id)!.slug])),
+  };
+  const rev = (side: LoadedRevision, treeRoot: string): MergeRevision => ({ ...side.revision, treeRoot });
+  const plan = await planThreeWayMerge(reader, rev(base, baseRoot), rev(target, targetRoot), rev(source, sourceRoot), opts);
+  if (!plan.clean) return plan;
+  const root = mem.add(await updateTree(mem, targetRoot, plan.changes));
+  return { ...plan, tree: nodesFromEntries(await readEntries(mem, root)) };
 }
