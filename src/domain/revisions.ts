@@ -464,6 +464,7 @@ class DraftTree {
     const out: Array<{ pageId: string; parent: string | null }> = [];
     for (const [pageId, e] of this.changes) {
       const b = this.base.get(pageId);
+      if (b && e && b.parent === e.parent && b.pos === e.pos) continue; // a new version only: `byParent` is not rewritten
       if (b) out.push({ pageId, parent: b.parent });
       if (e && (!b || b.parent !== e.parent)) out.push({ pageId, parent: e.parent });
     }
