@@ -17,7 +17,9 @@ import {
   changesBetween,
   diffEntries,
   entriesFromNodes,
+  idPathDigits,
   lookupEntries,
+  parentPrefixDigits,
   nodesFromEntries,
   readChildren,
   readEntries,
@@ -319,6 +321,112 @@ export async function revisionPages(db: Tx, revision: StoredTreeOf, pageIds: str
     });
   visit(Array.isArray(revision.tree) ? (revision.tree as TreeNode[]) : [], null);
   return out;
+}
+
+// ------------------------------------------------------------------ one operation's reads
+
+/**
+ * The tree reads and writes of one operation (a change batch): nodes read once are kept for the
+ * rest of the operation, and `preload` reads every node on the paths the next steps walk in ONE
+ * statement (a recursive walk in the database), so an edit costs the same number of statements
+ * whatever the depth of the trie.
+ */
+export class TreeSession {
+  private readonly memo = new Map<string, NodeContent>();
+  private readonly preloaded = new Set<string>();
+  readonly source: NodeSource;
+
+  constructor(
+    private readonly tx: Tx,
+    readonly stats?: TreeStats,
+  ) {
+    const db = new DbNodes(tx, stats);
+    this.source = {
+      load: async (hashes) => {
+        const out = new Map<string, NodeContent>();
+        const missing: string[] = [];
+        for (const h of hashes) {
+          const n = this.memo.get(h);
+          if (n) out.set(h, n);
+          else missing.push(h);
+        }
+        if (missing.length) {
+          for (const [h, n] of await db.load(missing)) {
+            this.memo.set(h, n);
+            out.set(h, n);
+          }
+        }
+        return out;
+      },
+    };
+  }
+
+  /**
+   * Reads, in one statement, the nodes on the `byId` paths of `pageIds` and the whole `byParent`
+   * subtrees holding the children of `parents` (null: the top-level pages), and the `byParent`
+   * paths of the pages `placed` under those parents, under `root`; paths read before by this
+   * session are skipped.
+   */
+  async preload(root: string | null, pageIds: string[], parents: Array<string | null> = [], placed: Array<{ pageId: string; parent: string | null }> = []): Promise<void> {
+    if (!root) return;
+    const paths: string[] = [];
+    const keys: string[] = [];
+    const code = (digits: number[]) => String.fromCharCode(...digits.map((d) => 65 + d));
+    for (const id of new Set(pageIds)) {
+      const key = `${root} i ${id}`;
+      if (!this.preloaded.has(key)) keys.push(key), paths.push(`i${code(idPathDigits(id))}`);
+    }
+    for (const parent of new Set(parents)) {
+      const key = `${root} p ${parent ?? ''}`;
+      if (!this.preloaded.has(key)) keys.push(key), paths.push(`p${code(parentPrefixDigits(parent))}`);
+    }
+    for (const p of placed) {
+      const key = `${root} q ${p.parent ?? ''} ${p.pageId}`;
+      if (!this.preloaded.has(key)) keys.push(key), paths.push(`p${code([...parentPrefixDigits(p.parent), ...idPathDigits(p.pageId)])}`);
+    }
+    if (paths.length === 0) return;
+    // A path's digit at depth d is the character d (65 + digit); past the end of a path (a
+    // parent's prefix) every child is taken: the subtree of that parent's children.
+    const rows = await this.tx.$queryRaw<NodeRow[]>`
+      WITH RECURSIVE w("hash", "depth", "path") AS (
+        SELECT CASE WHEN left(x.p, 1) = 'i' THEN r."entries"->'r'->>0 ELSE r."entries"->'r'->>1 END, 0, substr(x.p, 2)
+        FROM unnest(${paths}::text[]) AS x(p) CROSS JOIN "RevisionTreeNode" r
+        WHERE r."hash" = ${root}
+        UNION ALL
+        SELECT c.child->>1, w."depth" + 1, w."path"
+        FROM w JOIN "RevisionTreeNode" n ON n."hash" = w."hash"
+        CROSS JOIN LATERAL jsonb_array_elements(n."entries"->'c') AS c(child)
+        WHERE w."depth" >= length(w."path") OR (c.child->>0)::int = ascii(substr(w."path", w."depth" + 1, 1)) - 65
+      )
+      SELECT n."hash", n."entries", pg_column_size(n."entries")::int AS size, age(n.xmin) > 0 AS committed
+      FROM "RevisionTreeNode" n WHERE n."hash" IN (SELECT "hash" FROM w UNION SELECT ${root})`;
+    if (this.stats) {
+      this.stats.statements++;
+      this.stats.nodesRead += rows.length;
+    }
+    remember(rows);
+    for (const r of rows) this.memo.set(r.hash, r.entries);
+    for (const k of keys) this.preloaded.add(k);
+  }
+
+  /** The entries of `pageIds` under `root` (absent pages left out). */
+  async lookup(root: string | null, pageIds: string[]): Promise<Map<string, TreeEntry>> {
+    await this.preload(root, pageIds);
+    return lookupEntries(this.source, root, pageIds);
+  }
+
+  /** The children of `parent` under `root`, in order. */
+  async children(root: string | null, parent: string | null): Promise<Array<{ pageId: string; pos: string }>> {
+    await this.preload(root, [], [parent]);
+    return readChildren(this.source, root, parent);
+  }
+
+  /** writeTree through this session's nodes (the paths read before are not read again). */
+  async write(base: string | null, changes: TreeChange[]): Promise<{ root: string; nodesWritten: number; bytesWritten: number }> {
+    const write = await updateTree(this.source, base, changes);
+    const stored = await storeNodes(this.tx, write.created, this.stats);
+    return { root: write.root, nodesWritten: stored.nodes, bytesWritten: stored.bytes };
+  }
 }
 
 // ------------------------------------------------------------------ migration of existing revisions

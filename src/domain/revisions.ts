@@ -19,7 +19,7 @@ import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import type { FileStorage } from '../lib/storage.ts';
 import { InvalidDocumentError, unparsedMarkdown } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, MarkdownRefusedError, ParseCancelled, parseMarkdown, refusalError, type ParsedMarkdown } from '../lib/markdown-pool.ts';
-import { readTree, revisionTree, storedTreeOf, writeTreeOf } from './revision-tree.ts';
+import { positionBetween, readTree, revisionTree, storedTreeOf, TreeSession, writeTreeOf, writeWholeTree, type TreeChange, type TreeEntry } from './revision-tree.ts';
 
 export type TreeNode = { id: string; v: string; pages: TreeNode[] };
 
@@ -46,24 +46,6 @@ export function versionIdsOf(tree: TreeNode[]): string[] {
 /** Page id → version id, for comparing revisions. */
 export function pageMap(tree: TreeNode[]): Map<string, string> {
   return new Map([...walkTree(tree)].map((e) => [e.node.id, e.node.v]));
-}
-
-function cloneTree(tree: TreeNode[]): TreeNode[] {
-  return tree.map((n) => ({ id: n.id, v: n.v, pages: cloneTree(n.pages) }));
-}
-
-/** Find a node and the sibling list that holds it. */
-function locate(tree: TreeNode[], pageId: string): { node: TreeNode; siblings: TreeNode[]; index: number } | undefined {
-  for (let i = 0; i < tree.length; i++) {
-    if (tree[i].id === pageId) return { node: tree[i], siblings: tree, index: i };
-    const found = locate(tree[i].pages, pageId);
-    if (found) return found;
-  }
-  return undefined;
-}
-
-function containsPage(node: TreeNode, pageId: string): boolean {
-  return node.id === pageId || node.pages.some((c) => containsPage(c, pageId));
 }
 
 /** Paths (slug chains) of every page of a revision, by page id. */
@@ -389,15 +371,128 @@ type ChangeOf<Op extends ContentChange['operation']> = Extract<ContentChange, { 
 type InsertedFile = { id: string; name: string; contentType: string; size: number; width: number | null; height: number | null };
 
 /**
+ * The base revision's page tree as a batch sees it: the base's trie (read only where a change
+ * looks) under the batch's changes (page id → its new entry, null: removed). Nothing is cloned:
+ * a one-page edit reads that page's path and, for a slug check or a move, its siblings.
+ */
+class DraftTree {
+  /** Page id → its entry after the batch's changes so far (null: removed). */
+  readonly changes = new Map<string, TreeEntry | null>();
+  private readonly base = new Map<string, TreeEntry | null>();
+  private readonly baseChildren = new Map<string | null, Array<{ pageId: string; pos: string }>>();
+
+  constructor(
+    readonly session: TreeSession,
+    readonly root: string | null,
+  ) {}
+
+  /** Reads the base entries of `pageIds` not known yet (one statement for all). */
+  async load(pageIds: string[]) {
+    const want = [...new Set(pageIds)].filter((id) => !this.changes.has(id) && !this.base.has(id));
+    if (want.length === 0) return;
+    const found = await this.session.lookup(this.root, want);
+    for (const id of want) this.base.set(id, found.get(id) ?? null);
+  }
+
+  /** A page's entry now (null: not in the tree); `load` it first. */
+  get(pageId: string): TreeEntry | null {
+    if (this.changes.has(pageId)) return this.changes.get(pageId)!;
+    const e = this.base.get(pageId);
+    if (e === undefined) throw new Error(`page ${pageId} was not loaded`);
+    return e;
+  }
+
+  async entry(pageId: string): Promise<TreeEntry | null> {
+    await this.load([pageId]);
+    return this.get(pageId);
+  }
+
+  set(pageId: string, entry: TreeEntry | null) {
+    this.changes.set(pageId, entry);
+  }
+
+  /** The children of `parent` (null: the top level) now, in order. */
+  async children(parent: string | null): Promise<Array<{ pageId: string; pos: string }>> {
+    await this.loadChildren([parent]);
+    return this.childrenNow(parent);
+  }
+
+  private async loadChildren(parents: Array<string | null>) {
+    const want = [...new Set(parents)].filter((p) => !this.baseChildren.has(p));
+    if (want.length === 0) return;
+    await this.session.preload(this.root, [], want);
+    for (const p of want) this.baseChildren.set(p, await this.session.children(this.root, p));
+  }
+
+  private childrenNow(parent: string | null) {
+    const out: Array<{ pageId: string; pos: string }> = [];
+    for (const k of this.baseChildren.get(parent)!) if (!this.changes.has(k.pageId)) out.push(k);
+    for (const [pageId, e] of this.changes) if (e && e.parent === parent) out.push({ pageId, pos: e.pos });
+    return out.sort((a, b) => (a.pos < b.pos ? -1 : a.pos > b.pos ? 1 : a.pageId < b.pageId ? -1 : a.pageId > b.pageId ? 1 : 0));
+  }
+
+  /** `pageId`'s descendants now, one statement per level of the page tree. */
+  async descendants(pageId: string): Promise<string[]> {
+    const out: string[] = [];
+    const seen = new Set([pageId]);
+    let level = [pageId];
+    while (level.length) {
+      await this.loadChildren(level);
+      const next: string[] = [];
+      for (const p of level) for (const c of this.childrenNow(p)) if (!seen.has(c.pageId)) seen.add(c.pageId), next.push(c.pageId);
+      out.push(...next);
+      level = next;
+    }
+    return out;
+  }
+
+  /** Whether `pageId` is `ancestor` or sits under it (one lookup per level walked up). */
+  async isWithin(pageId: string, ancestor: string): Promise<boolean> {
+    const seen = new Set<string>();
+    for (let x: string | null = pageId; x !== null && !seen.has(x); x = (await this.entry(x))?.parent ?? null) {
+      if (x === ancestor) return true;
+      seen.add(x);
+    }
+    return false;
+  }
+
+  /** The batch's changes, for writeTree. */
+  treeChanges(): TreeChange[] {
+    return [...this.changes].map(([pageId, entry]) => ({ pageId, entry }));
+  }
+
+  /** The `byParent` places the write rewrites (old and new parents of the changed pages). */
+  placesTouched(): Array<{ pageId: string; parent: string | null }> {
+    const out: Array<{ pageId: string; parent: string | null }> = [];
+    for (const [pageId, e] of this.changes) {
+      const b = this.base.get(pageId);
+      if (b && e && b.parent === e.parent && b.pos === e.pos) continue; // a new version only: `byParent` is not rewritten
+      if (b) out.push({ pageId, parent: b.parent });
+      if (e && (!b || b.parent !== e.parent)) out.push({ pageId, parent: e.parent });
+    }
+    return out;
+  }
+}
+
+/** A sort key between two neighbours' keys (null: an end); keys out of order fall back to after `before`. */
+function keyBetween(before: string | null, after: string | null): string {
+  if (before !== null && after !== null && before >= after) return positionBetween(before, null);
+  return positionBetween(before, after);
+}
+
+/**
  * The revision a batch is building. Each operation edits it in place; `applyChanges` writes it
  * once, after the last change, so an invalid change leaves nothing written.
  */
 type RevisionDraft = {
+  tx: Tx;
   spaceId: string;
-  /** The new revision's page tree: a copy of the base's. */
-  tree: TreeNode[];
-  /** Every page version the tree may point at: the base's, the new ones and the reverted ones. */
+  /** The new revision's page tree: the base's under the batch's changes. */
+  tree: DraftTree;
+  /** Page versions the batch read whole (the pages it edits or reverts) and the new ones. */
   versions: Map<string, StoredPageVersion>;
+  /** Slug and kind of versions the batch looked at (siblings, parents), by version id. */
+  meta: Map<string, { slug: string; kind: string }>;
   /** The PageVersion rows to write. */
   newVersions: Prisma.PageVersionCreateManyInput[];
   /** New version id → the input field its content came from (named when it does not parse). */
@@ -414,43 +509,91 @@ type RevisionDraft = {
   now: Date;
 };
 
+/** The columns of a base revision a batch reads (not its page list). */
+const BASE_OMIT = { tree: true } as const;
+
+/**
+ * A revision's tree root; a revision written before trees were stored gets it now (from its JSON
+ * tree, as the backfill would), so the batch can read it by path.
+ */
+async function treeRootOf(tx: Tx, revision: { id: string; treeRoot: string | null }): Promise<string> {
+  if (revision.treeRoot) return revision.treeRoot;
+  const row = await tx.revision.findUnique({ where: { id: revision.id }, select: { tree: true } });
+  const root = (await writeWholeTree(tx, Array.isArray(row?.tree) ? (row.tree as unknown as TreeNode[]) : [])).root;
+  await tx.$executeRaw`UPDATE "Revision" SET "treeRoot" = ${root} WHERE "id" = ${revision.id} AND "treeRoot" IS NULL`;
+  return root;
+}
+
+/** The whole rows (markdown, not what it parsed to) of the versions `ids` not read yet. */
+async function loadVersions(draft: RevisionDraft, ids: string[]) {
+  const want = [...new Set(ids)].filter((id) => !draft.versions.has(id));
+  if (want.length === 0) return;
+  const rows = await draft.tx.pageVersion.findMany({ where: { id: { in: want } }, omit: { document: true, links: true } });
+  for (const r of rows) {
+    draft.versions.set(r.id, r);
+    draft.meta.set(r.id, { slug: r.slug, kind: r.kind });
+  }
+}
+
+/** Slug and kind of the versions `ids` not known yet (one statement, no bodies). */
+async function loadMeta(draft: RevisionDraft, ids: string[]) {
+  const want = [...new Set(ids)].filter((id) => !draft.meta.has(id));
+  if (want.length === 0) return;
+  const rows = await draft.tx.pageVersion.findMany({ where: { id: { in: want } }, select: { id: true, slug: true, kind: true } });
+  for (const r of rows) draft.meta.set(r.id, { slug: r.slug, kind: r.kind });
+}
+
 /**
  * Apply a batch to `baseRevisionId` and write the resulting revision. Runs inside the caller's
  * transaction; any invalid change throws a 400 naming `changes.<i>.<field>` and nothing is
- * written.
+ * written. Reads only the pages the batch names (their paths in the base's tree, their version
+ * rows) and, for inserts, moves and slug checks, the siblings concerned; writes only the tree
+ * nodes on the changed pages' paths.
  */
 export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
   const { changes } = parseInput(ContentChangesInput, { changes: opts.changes });
-  const base = await loadRevision(tx, opts.baseRevisionId);
-  if (base.revision.spaceId !== opts.spaceId) throw notFound('Revision');
+  const baseRevision = await tx.revision.findUnique({ where: { id: opts.baseRevisionId }, omit: BASE_OMIT });
+  if (!baseRevision || baseRevision.spaceId !== opts.spaceId) throw notFound('Revision');
+  const baseRoot = await treeRootOf(tx, baseRevision);
   const ids = assignBatchIds(changes);
+  const session = new TreeSession(tx);
   const draft: RevisionDraft = {
+    tx,
     spaceId: opts.spaceId,
-    tree: cloneTree(base.tree),
-    versions: new Map(base.versions),
+    tree: new DraftTree(session, baseRoot),
+    versions: new Map(),
+    meta: new Map(),
     newVersions: [],
     fields: new Map(),
     converted: await convertDocuments(changes),
     refs: ids.refs,
-    fileIds: [...base.revision.fileIds],
+    fileIds: [...baseRevision.fileIds],
     insertedFiles: [],
     outcomes: new Map(),
     now: new Date(),
   };
-  const revertTo = opts.revertTargetRevisionId ?? base.revision.parents[0];
+  const revertTo = opts.revertTargetRevisionId ?? baseRevision.parents[0];
+
+  // Every page the batch names, read in one statement (their paths in the base's tree).
+  const named = changes.flatMap((c) => ('page' in c ? [c.page] : []).concat('into' in c && c.into ? [c.into] : []));
+  await draft.tree.load(named);
+  await loadVersions(
+    draft,
+    changes.flatMap((c) => (c.operation === 'update_page' ? [draft.tree.get(c.page)?.v ?? ''] : [])).filter(Boolean),
+  );
 
   for (let i = 0; i < changes.length; i++) {
     const c = changes[i];
     const at = `changes.${i}`;
     switch (c.operation) {
       case 'insert_page':
-        insertPage(draft, c, at, ids.pageIds.get(i)!);
+        await insertPage(draft, c, at, ids.pageIds.get(i)!);
         break;
       case 'update_page':
-        updatePage(draft, c, at);
+        await updatePage(draft, c, at);
         break;
       case 'delete_page':
-        deletePage(draft, c, at);
+        await deletePage(draft, c, at);
         break;
       case 'revert_page':
         await revertPage(tx, draft, c, at, revertTo);
@@ -461,9 +604,18 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
     }
   }
 
+  // The nodes the write rewrites, read in one statement, then only the new nodes written.
+  const treeChanges = draft.tree.treeChanges();
+  await session.preload(
+    baseRoot,
+    treeChanges.map((c) => c.pageId),
+    [],
+    draft.tree.placesTouched(),
+  );
+  const { root } = await session.write(baseRoot, treeChanges);
   // A batch that changes nothing (no new version, file or place) writes nothing: the base is the answer.
-  if (!draft.newVersions.length && !draft.insertedFiles.length && sameTree(draft.tree, base.tree)) {
-    return { revision: base.revision, changed: false, outcomes: [...draft.outcomes.values()], insertedFiles: draft.insertedFiles };
+  if (root === baseRoot && !draft.newVersions.length && !draft.insertedFiles.length) {
+    return { revision: baseRevision as Revision, changed: false, outcomes: [...draft.outcomes.values()], insertedFiles: draft.insertedFiles };
   }
   // Content the batch sends is refused when it does not parse in time; a version whose text the
   // batch did not touch (a rename of a page written before parsing at write time) is stored unparsed.
@@ -472,18 +624,14 @@ export async function applyChanges(tx: Tx, opts: ApplyChangesOptions) {
     spaceId: opts.spaceId,
     parents: [opts.baseRevisionId],
     type: 'edits',
-    tree: draft.tree,
+    treeRoot: root,
     fileIds: draft.fileIds,
     changeRequestId: opts.changeRequestId,
     createdById: opts.createdById,
-    variables: base.revision.variables as Prisma.InputJsonValue,
-    reusableContents: base.revision.reusableContents as Prisma.InputJsonValue,
+    variables: baseRevision.variables as Prisma.InputJsonValue,
+    reusableContents: baseRevision.reusableContents as Prisma.InputJsonValue,
   });
   return { revision, changed: true, outcomes: [...draft.outcomes.values()], insertedFiles: draft.insertedFiles };
-}
-
-function sameTree(a: TreeNode[], b: TreeNode[]): boolean {
-  return a.length === b.length && a.every((n, i) => n.id === b[i].id && n.v === b[i].v && sameTree(n.pages, b[i].pages));
 }
 
 /**
@@ -523,11 +671,12 @@ function assignBatchIds(changes: ContentChange[]) {
   return { refs, pageIds, fileIds };
 }
 
-function insertPage(draft: RevisionDraft, c: ChangeOf<'insert_page'>, at: string, pageId: string) {
-  const siblings = siblingsFor(draft, c.into, `${at}.into`);
+async function insertPage(draft: RevisionDraft, c: ChangeOf<'insert_page'>, at: string, pageId: string) {
+  const parent = await parentFor(draft, c.into, `${at}.into`);
+  const siblings = await draft.tree.children(parent);
   const doc = documentMarkdown(draft, c.document, `${at}.document`);
   const title = String(doc.meta.title ?? doc.heading ?? c.title ?? 'Untitled').slice(0, 256);
-  const slug = uniqueSlug(draft, siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`);
+  const slug = await uniqueSlug(draft, siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`);
   const kind = c.type ?? 'document';
   if (kind === 'link' && !c.href) throw badRequest(`${at}.href`, 'required for link pages');
   if (kind === 'group' && c.into != null) throw badRequest(`${at}.into`, 'group pages live at the root of the page tree');
@@ -548,34 +697,46 @@ function insertPage(draft: RevisionDraft, c: ChangeOf<'insert_page'>, at: string
     pageCreatedAt: draft.now,
   });
   draft.fields.set(v, contentField(c.document, at));
-  const node = { id: pageId, v, pages: [] };
-  if (c.at !== undefined && c.at < siblings.length) siblings.splice(c.at, 0, node);
-  else siblings.push(node);
+  const index = c.at !== undefined && c.at < siblings.length ? c.at : siblings.length;
+  draft.tree.set(pageId, { v, parent, pos: keyBetween(siblings[index - 1]?.pos ?? null, siblings[index]?.pos ?? null) });
   draft.outcomes.set(pageId, { object: 'created_page', pageId, ...(c.ref ? { ref: c.ref } : {}) });
 }
 
 /** Moves and edits a page; a new version is written only when a field of the page changes. */
-function updatePage(draft: RevisionDraft, c: ChangeOf<'update_page'>, at: string) {
-  const found = locate(draft.tree, c.page);
+async function updatePage(draft: RevisionDraft, c: ChangeOf<'update_page'>, at: string) {
+  const found = await draft.tree.entry(c.page);
   if (!found) throw badRequest(`${at}.page`, `no page ${c.page} in this revision`);
-  const current = draft.versions.get(found.node.v)!;
+  await loadVersions(draft, [found.v]);
+  const current = draft.versions.get(found.v)!;
   const doc = c.document ? documentMarkdown(draft, c.document, `${at}.document`) : { meta: {} as Record<string, unknown> };
   const title = String(doc.meta.title ?? ('heading' in doc ? doc.heading : undefined) ?? c.title ?? current.title).slice(0, 256);
   // Move first, so the slug check sees the new siblings.
-  let siblings = found.siblings;
-  if (c.into !== undefined || c.at !== undefined) {
-    if (c.into != null && containsPage(found.node, c.into)) throw badRequest(`${at}.into`, 'cannot move a page into itself or its descendants');
+  let parent = found.parent;
+  let pos = found.pos;
+  let siblings: Array<{ pageId: string; pos: string }> | undefined;
+  const moving = c.into !== undefined || c.at !== undefined;
+  if (moving) {
+    if (c.into != null && (await draft.tree.isWithin(c.into, c.page))) throw badRequest(`${at}.into`, 'cannot move a page into itself or its descendants');
     if (c.into != null && current.kind === 'group') throw badRequest(`${at}.into`, 'group pages live at the root of the page tree');
-    const target = c.into === undefined ? found.siblings : siblingsFor(draft, c.into, `${at}.into`);
-    found.siblings.splice(found.index, 1);
-    const index = c.at !== undefined ? Math.min(c.at, target.length) : target === found.siblings ? found.index : target.length;
-    target.splice(index, 0, found.node);
+    const from = await draft.tree.children(found.parent);
+    const oldIndex = from.findIndex((s) => s.pageId === c.page);
+    const targetParent = c.into === undefined ? found.parent : await parentFor(draft, c.into, `${at}.into`);
+    const target = (await draft.tree.children(targetParent)).filter((s) => s.pageId !== c.page);
+    const same = targetParent === found.parent;
+    const index = c.at !== undefined ? Math.min(c.at, target.length) : same ? oldIndex : target.length;
+    if (!same || index !== oldIndex) pos = keyBetween(target[index - 1]?.pos ?? null, target[index]?.pos ?? null);
+    parent = targetParent;
     siblings = target;
   }
   const slugChanged = c.slug !== undefined || (c.title !== undefined && c.title !== current.title);
-  const slug = slugChanged
-    ? uniqueSlug(draft, siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`, c.page)
-    : uniqueSlug(draft, siblings, current.slug, false, `${at}.slug`, c.page);
+  // An unmoved page keeping its slug needs no check of its siblings.
+  let slug = current.slug;
+  if (slugChanged || moving) {
+    siblings ??= await draft.tree.children(parent);
+    slug = slugChanged
+      ? await uniqueSlug(draft, siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`, c.page)
+      : await uniqueSlug(draft, siblings, current.slug, false, `${at}.slug`, c.page);
+  }
   const next = {
     title,
     slug,
@@ -589,8 +750,9 @@ function updatePage(draft: RevisionDraft, c: ChangeOf<'update_page'>, at: string
     condition: c.condition !== undefined ? c.condition || null : current.condition,
   };
   const changed = (Object.keys(next) as Array<keyof typeof next>).some((k) => next[k] !== current[k]);
+  let v = found.v;
   if (changed) {
-    found.node.v = addVersion(draft, {
+    v = addVersion(draft, {
       pageId: current.pageId,
       kind: current.kind,
       href: current.href,
@@ -598,16 +760,23 @@ function updatePage(draft: RevisionDraft, c: ChangeOf<'update_page'>, at: string
       pageCreatedAt: current.pageCreatedAt,
       ...next,
     });
-    if (c.document) draft.fields.set(found.node.v, contentField(c.document, at));
+    if (c.document) draft.fields.set(v, contentField(c.document, at));
   }
+  if (v !== found.v || parent !== found.parent || pos !== found.pos) draft.tree.set(c.page, { v, parent, pos });
   if (!draft.outcomes.has(c.page)) draft.outcomes.set(c.page, { object: 'updated_page', pageId: c.page });
 }
 
+/** Removes the page and its descendants from the tree. */
+async function removeWithDescendants(draft: RevisionDraft, pageId: string) {
+  for (const id of await draft.tree.descendants(pageId)) draft.tree.set(id, null);
+  draft.tree.set(pageId, null);
+}
+
 /** Removes the page and, with it, its descendants from the tree. */
-function deletePage(draft: RevisionDraft, c: ChangeOf<'delete_page'>, at: string) {
-  const found = locate(draft.tree, c.page);
+async function deletePage(draft: RevisionDraft, c: ChangeOf<'delete_page'>, at: string) {
+  const found = await draft.tree.entry(c.page);
   if (!found) throw badRequest(`${at}.page`, `no page ${c.page} in this revision`);
-  found.siblings.splice(found.index, 1);
+  await removeWithDescendants(draft, c.page);
   draft.outcomes.set(c.page, { object: 'deleted_page', pageId: c.page });
 }
 
@@ -620,28 +789,30 @@ async function revertPage(tx: Tx, draft: RevisionDraft, c: ChangeOf<'revert_page
   if (c.block) throw new AppError('BAD_REQUEST', `${at}.block: reverting individual blocks is not supported; revert the whole page`, `${at}.block`);
   const targetId = c.revision ?? defaultTarget;
   if (!targetId) throw badRequest(`${at}.revision`, 'nothing to revert to');
-  const target = await loadRevision(tx, targetId);
-  if (target.revision.spaceId !== draft.spaceId) throw badRequest(`${at}.revision`, 'not a revision of this space');
-  const before = locate(target.tree, c.page);
-  const current = locate(draft.tree, c.page);
+  const target = await tx.revision.findUnique({ where: { id: targetId }, select: { id: true, spaceId: true, treeRoot: true } });
+  if (!target) throw notFound('Revision');
+  if (target.spaceId !== draft.spaceId) throw badRequest(`${at}.revision`, 'not a revision of this space');
+  const targetRoot = await treeRootOf(tx, target);
+  const before = (await draft.tree.session.lookup(targetRoot, [c.page])).get(c.page);
+  const current = await draft.tree.entry(c.page);
   if (!before && !current) throw badRequest(`${at}.page`, `no page ${c.page} here or in the target revision`);
   if (!before) {
-    current!.siblings.splice(current!.index, 1);
+    await removeWithDescendants(draft, c.page);
     draft.outcomes.set(c.page, { object: 'deleted_page', pageId: c.page });
     return;
   }
-  const v = target.versions.get(before.node.v)!;
-  draft.versions.set(v.id, v);
+  await loadVersions(draft, [before.v]);
   if (current) {
-    current.node.v = v.id;
+    draft.tree.set(c.page, { ...current, v: before.v });
     draft.outcomes.set(c.page, { object: 'updated_page', pageId: c.page });
   } else {
-    // Restore under its old parent when that parent still exists, else at the root.
-    const parentEntry = [...walkTree(target.tree)].find((e) => e.node.id === c.page);
-    const parent = parentEntry?.parentId ? locate(draft.tree, parentEntry.parentId) : undefined;
-    const siblings = parent ? parent.node.pages : draft.tree;
-    const restored: TreeNode = { id: c.page, v: v.id, pages: [] };
-    siblings.splice(Math.min(parentEntry?.index ?? siblings.length, siblings.length), 0, restored);
+    // Restore under its old parent when that parent still exists, else at the root, at its old index.
+    const targetSiblings = await draft.tree.session.children(targetRoot, before.parent);
+    const index0 = targetSiblings.findIndex((s) => s.pageId === c.page);
+    const parent = before.parent !== null && (await draft.tree.entry(before.parent)) ? before.parent : null;
+    const siblings = await draft.tree.children(parent);
+    const index = Math.min(index0 >= 0 ? index0 : siblings.length, siblings.length);
+    draft.tree.set(c.page, { v: before.v, parent, pos: keyBetween(siblings[index - 1]?.pos ?? null, siblings[index]?.pos ?? null) });
     draft.outcomes.set(c.page, { object: 'created_page', pageId: c.page });
   }
 }
@@ -700,8 +871,12 @@ function resolveRefs(draft: RevisionDraft, markdown: string) {
 }
 
 /** `wanted`, or (unless the caller chose it) `wanted-2`, `wanted-3`… when a sibling has it. */
-function uniqueSlug(draft: RevisionDraft, siblings: TreeNode[], wanted: string, explicit: boolean, field: string, selfId?: string) {
-  const taken = new Set(siblings.filter((s) => s.id !== selfId).map((s) => draft.versions.get(s.v)?.slug));
+async function uniqueSlug(draft: RevisionDraft, siblings: Array<{ pageId: string }>, wanted: string, explicit: boolean, field: string, selfId?: string) {
+  const others = siblings.filter((s) => s.pageId !== selfId).map((s) => s.pageId);
+  await draft.tree.load(others);
+  const versionIds = others.map((id) => draft.tree.get(id)?.v).filter((v): v is string => !!v);
+  await loadMeta(draft, versionIds);
+  const taken = new Set(versionIds.map((v) => draft.meta.get(v)?.slug));
   if (!taken.has(wanted)) return wanted;
   if (explicit) throw badRequest(field, `slug "${wanted}" is already used by a sibling page`);
   for (let n = 2; ; n++) if (!taken.has(`${wanted}-${n}`)) return `${wanted}-${n}`;
@@ -713,17 +888,18 @@ function addVersion(draft: RevisionDraft, page: PageDraft) {
   const row: Prisma.PageVersionCreateManyInput = { ...page, id, spaceId: draft.spaceId };
   draft.newVersions.push(row);
   draft.versions.set(id, { ...(row as unknown as StoredPageVersion), createdAt: draft.now, pageCreatedAt: (row.pageCreatedAt as Date) ?? draft.now });
+  draft.meta.set(id, { slug: page.slug, kind: page.kind ?? 'document' });
   return id;
 }
 
-/** The sibling list a page goes into: the root, or the children of page `into`. */
-function siblingsFor(draft: RevisionDraft, into: string | null | undefined, field: string): TreeNode[] {
-  if (into == null) return draft.tree;
-  const parent = locate(draft.tree, into);
+/** The parent a page goes under: null (the root), or page `into`, which must exist and not be a link. */
+async function parentFor(draft: RevisionDraft, into: string | null | undefined, field: string): Promise<string | null> {
+  if (into == null) return null;
+  const parent = await draft.tree.entry(into);
   if (!parent) throw badRequest(field, `no page ${into} in this revision`);
-  const parentKind = draft.versions.get(parent.node.v)?.kind;
-  if (parentKind === 'link') throw badRequest(field, 'a link page cannot have children');
-  return parent.node.pages;
+  await loadMeta(draft, [parent.v]);
+  if (draft.meta.get(parent.v)?.kind === 'link') throw badRequest(field, 'a link page cannot have children');
+  return into;
 }
 
 function documentMarkdown(

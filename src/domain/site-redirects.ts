@@ -21,7 +21,7 @@ import { badRequest, notFound, parseInput } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
 import { requireSite } from './sites.ts';
 import { loadRevision, pagePaths } from './revisions.ts';
-import { revisionPages, storedTreeOf } from './revision-tree.ts';
+import { diffTrees, revisionPages, storedTreeOf, TreeSession } from './revision-tree.ts';
 import { recordEvent } from '../events/log.ts';
 
 export const REDIRECT_SOURCE_MAX = 512;
@@ -212,14 +212,7 @@ export async function recordMovedPages(tx: Tx, spaceId: string, beforeRevisionId
     select: { id: true, siteId: true, path: true, section: { select: { path: true, defaultSiteSpaceId: true } } },
   });
   if (siteSpaces.length === 0 || beforeRevisionId === afterRevisionId) return 0;
-  const [before, after] = await Promise.all([loadRevision(tx, beforeRevisionId, { bodies: false }), loadRevision(tx, afterRevisionId, { bodies: false })]);
-  const oldPaths = pagePaths(before);
-  const newPaths = pagePaths(after);
-  const moved: Array<{ pageId: string; from: string; to: string }> = [];
-  for (const [pageId, to] of newPaths) {
-    const from = oldPaths.get(pageId);
-    if (from !== undefined && from !== to) moved.push({ pageId, from, to });
-  }
+  const moved = await movedPages(tx, beforeRevisionId, afterRevisionId);
   if (moved.length === 0) return 0;
   const rows = new Map<string, Prisma.Sql>();
   const freed: Array<{ siteId: string; source: string }> = [];
@@ -250,4 +243,92 @@ export async function recordMovedPages(tx: Tx, spaceId: string, beforeRevisionId
       WHERE "SiteRedirect"."automatic"`);
   }
   return values.length;
+}
+
+/**
+ * The pages whose path differs between two revisions (present in both), with both paths. Reads
+ * the difference of the two trees, then only the pages that moved or changed, their ancestors
+ * (for their paths) and, under a page whose path changed, its descendants.
+ */
+async function movedPages(tx: Tx, beforeRevisionId: string, afterRevisionId: string): Promise<Array<{ pageId: string; from: string; to: string }>> {
+  const roots = await tx.revision.findMany({ where: { id: { in: [beforeRevisionId, afterRevisionId] } }, select: { id: true, treeRoot: true } });
+  const beforeRoot = roots.find((r) => r.id === beforeRevisionId)?.treeRoot;
+  const afterRoot = roots.find((r) => r.id === afterRevisionId)?.treeRoot;
+  if (!beforeRoot || !afterRoot) {
+    // A revision written before trees were stored: compare the whole page lists.
+    const [before, after] = await Promise.all([loadRevision(tx, beforeRevisionId, { bodies: false }), loadRevision(tx, afterRevisionId, { bodies: false })]);
+    const oldPaths = pagePaths(before);
+    const out: Array<{ pageId: string; from: string; to: string }> = [];
+    for (const [pageId, to] of pagePaths(after)) {
+      const from = oldPaths.get(pageId);
+      if (from !== undefined && from !== to) out.push({ pageId, from, to });
+    }
+    return out;
+  }
+  const session = new TreeSession(tx);
+  const candidates = (await diffTrees(tx, beforeRoot, afterRoot)).filter((d) => d.before && d.after).map((d) => d.pageId);
+  const paths = new PathReader(tx, session);
+  const out: Array<{ pageId: string; from: string; to: string }> = [];
+  const seen = new Set<string>();
+  let level = candidates;
+  while (level.length) {
+    const [from, to] = [await paths.of(beforeRoot, level), await paths.of(afterRoot, level)];
+    const next: string[] = [];
+    const changedHere: string[] = [];
+    for (const pageId of level) {
+      if (seen.has(pageId)) continue;
+      seen.add(pageId);
+      const f = from.get(pageId);
+      const t = to.get(pageId);
+      if (f !== undefined && t !== undefined && f !== t) {
+        out.push({ pageId, from: f, to: t });
+        changedHere.push(pageId);
+      }
+    }
+    // Pages under a page whose path changed moved with it.
+    await session.preload(afterRoot, [], changedHere);
+    for (const p of changedHere) for (const c of await session.children(afterRoot, p)) if (!seen.has(c.pageId)) next.push(c.pageId);
+    level = next;
+  }
+  return out;
+}
+
+/** Paths (slug chains) of pages in trees, reading the pages and their ancestors only. */
+class PathReader {
+  private readonly slugs = new Map<string, string>();
+  private readonly entries = new Map<string, Map<string, { v: string; parent: string | null } | null>>();
+  constructor(
+    private readonly tx: Tx,
+    private readonly session: TreeSession,
+  ) {}
+
+  async of(root: string, pageIds: string[]): Promise<Map<string, string>> {
+    let known = this.entries.get(root);
+    if (!known) this.entries.set(root, (known = new Map()));
+    // Walk up, one level of ancestors at a time.
+    let want = pageIds.filter((id) => !known.has(id));
+    while (want.length) {
+      const found = await this.session.lookup(root, want);
+      for (const id of want) known.set(id, found.get(id) ?? null);
+      want = [...new Set(want.map((id) => known.get(id)?.parent).filter((p): p is string => !!p && !known.has(p)))];
+    }
+    const missing = new Set<string>();
+    for (const e of known.values()) if (e && !this.slugs.has(e.v)) missing.add(e.v);
+    if (missing.size) {
+      const rows = await this.tx.pageVersion.findMany({ where: { id: { in: [...missing] } }, select: { id: true, slug: true } });
+      for (const r of rows) this.slugs.set(r.id, r.slug);
+    }
+    const out = new Map<string, string>();
+    for (const id of pageIds) {
+      if (!known.get(id)) continue;
+      const chain: string[] = [];
+      const seen = new Set<string>();
+      for (let x: string | null = id; x && known.get(x) && !seen.has(x); x = known.get(x)!.parent) {
+        seen.add(x);
+        chain.unshift(this.slugs.get(known.get(x)!.v) ?? x);
+      }
+      out.set(id, chain.join('/'));
+    }
+    return out;
+  }
 }

@@ -90,6 +90,18 @@ const parentPath = (parent: string | null, pageId: string): Path => {
   return (d) => (d < PARENT_DIGITS ? digit(p, d) : digit(h, d - PARENT_DIGITS));
 };
 
+/** The digits of a page's `byId` path (for walks done in SQL). */
+export function idPathDigits(pageId: string): number[] {
+  const p = idPath(pageId);
+  return Array.from({ length: MAX_DEPTH }, (_, d) => p(d));
+}
+
+/** The digits of the top of a parent's `byParent` subtree (its children sit under it). */
+export function parentPrefixDigits(parent: string | null): number[] {
+  const p = parentPath(parent, '');
+  return Array.from({ length: PARENT_DIGITS }, (_, d) => p(d));
+}
+
 type Trie = { pathOf(item: Item): Path };
 const BY_ID: Trie = { pathOf: (item) => idPath(item[0]!) };
 const BY_PARENT: Trie = { pathOf: (item) => parentPath(item[1], item[0]!) };
