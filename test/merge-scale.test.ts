@@ -52,8 +52,8 @@ async function seededSpace(n: number) {
   const { root } = await transaction(prisma, (tx) => writeWholeTree(tx, tree), { timeout: 60_000 });
   const revisionId = newId('Revision');
   await prisma.$executeRaw`
-    INSERT INTO "Revision" (id, "spaceId", parents, type, tree, "pageVersionIds", "fileIds", "createdById", "createdAt", "treeRoot")
-    VALUES (${revisionId}, ${spaceId}, ${[parent]}::text[], 'edits', ${JSON.stringify(tree)}::jsonb, ${rows.map((r) => r.v)}::text[], '{}', ${t.adminUser.id}, now(), ${root})`;
+    INSERT INTO "Revision" (id, "spaceId", parents, type, "fileIds", "createdById", "createdAt", "treeRoot")
+    VALUES (${revisionId}, ${spaceId}, ${[parent]}::text[], 'edits', '{}', ${t.adminUser.id}, now(), ${root})`;
   await prisma.space.update({ where: { id: spaceId }, data: { revisionId } });
   const leaves = tree.flatMap((s) => (s.pages.length ? s.pages : [s])).map((p) => p.id);
   return { spaceId, leaves, sections: tree.map((s) => s.id) };

@@ -28,8 +28,11 @@ async function snapshot() {
   const rows = await t.app.prisma.revision.findMany({ select: { id: true, tree: true, treeRoot: true } });
   for (const r of rows) {
     const had = saved.get(r.id);
-    // Keep the copy a mode removed: a row already switched keeps its saved copy.
-    saved.set(r.id, { tree: Array.isArray(r.tree) && r.tree.length === 0 && had ? had.tree : r.tree, treeRoot: r.treeRoot ?? had?.treeRoot ?? null });
+    // Keep the copy a mode removed: a row already switched keeps its saved copy. Revisions are
+    // written with the store only now: their JSON copy (what an old revision has) is built from it.
+    const empty = Array.isArray(r.tree) && r.tree.length === 0;
+    const tree = empty && had ? had.tree : empty && r.treeRoot ? await readTree(t.app.prisma, r.treeRoot) : r.tree;
+    saved.set(r.id, { tree, treeRoot: r.treeRoot ?? had?.treeRoot ?? null });
   }
 }
 

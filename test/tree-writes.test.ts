@@ -259,7 +259,9 @@ describe('CurrentPage follows the tree difference', () => {
     expect((await edit(spaceId, [{ operation: 'insert_page', title: 'One', document: { markdown: 'one' } }])).status).toBe(200);
     const current = await currentRoot(spaceId);
     const legacy = await t.app.prisma.revision.findUniqueOrThrow({ where: { id: current.id } });
-    await t.app.prisma.revision.create({ data: { id: `rev_legacy_${spaceId}`, spaceId, parents: [current.id], type: 'edits', tree: legacy.tree as never } });
+    // A revision as written before trees were stored: the JSON tree only.
+    const json = await readTree(t.app.prisma, legacy.treeRoot);
+    await t.app.prisma.revision.create({ data: { id: `rev_legacy_${spaceId}`, spaceId, parents: [current.id], type: 'edits', tree: json as never } });
     await t.app.prisma.$executeRaw`UPDATE "Space" SET "revisionId" = ${`rev_legacy_${spaceId}`} WHERE "id" = ${spaceId}`;
     expect([...(await actualCurrentPages(spaceId)).values()].map((v) => v[1])).toEqual(['one']);
     // An edit on it stores its tree first, then goes on by difference.

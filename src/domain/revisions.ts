@@ -19,7 +19,7 @@ import { AppError, badRequest, notFound, parseInput } from '../lib/errors.ts';
 import type { FileStorage } from '../lib/storage.ts';
 import { InvalidDocumentError, unparsedMarkdown } from '../lib/markdown.ts';
 import { documentToMarkdownInPool, MarkdownRefusedError, ParseCancelled, parseMarkdown, refusalError, type ParsedMarkdown } from '../lib/markdown-pool.ts';
-import { positionBetween, readTree, revisionTree, storedTreeOf, TreeSession, writeTreeOf, writeWholeTree, type TreeChange, type TreeEntry } from './revision-tree.ts';
+import { positionBetween, revisionTree, storedTreeOf, TreeSession, writeTreeOf, writeWholeTree, type TreeChange, type TreeEntry } from './revision-tree.ts';
 
 export type TreeNode = { id: string; v: string; pages: TreeNode[] };
 
@@ -183,16 +183,11 @@ async function parseVersions(rows: Prisma.PageVersionCreateManyInput[], opts: In
 }
 
 /**
- * Whether revisions still carry the legacy copies of their page tree (the JSON `tree` and the
- * `pageVersionIds` array) beside the shared tree store (`treeRoot`). On while readers move to
- * the tree store; off, a revision's page list is written only as the changed trie nodes.
- */
-export const WRITE_LEGACY_TREE = true;
-
-/**
  * Write a revision row for a tree whose page versions already exist. The page tree is given
  * either as a nested `tree` (diffed against the first parent's tree) or as a `treeRoot`
- * already stored with writeTree (what the callers that know their changes do).
+ * already stored with writeTree (what the callers that know their changes do). The row keeps
+ * only the root: the page list lives in the shared tree store ("RevisionTreeNode"); the legacy
+ * JSON `tree` column is left empty (it is read only for revisions written before trees were stored).
  */
 export async function writeRevision(
   tx: Tx,
@@ -208,29 +203,27 @@ export async function writeRevision(
   } & ({ tree: TreeNode[]; treeRoot?: undefined } | { treeRoot: string; tree?: undefined }),
 ): Promise<Revision> {
   let treeRoot = data.treeRoot;
-  let tree = data.tree;
   if (treeRoot === undefined) {
     // The shared page tree, written from the first parent's (a merge's target) when it has one.
     const base = data.parents[0] ? await tx.revision.findUnique({ where: { id: data.parents[0] }, select: { treeRoot: true } }) : null;
     treeRoot = await writeTreeOf(tx, base?.treeRoot ?? null, data.tree!);
-  } else if (WRITE_LEGACY_TREE) {
-    tree = await readTree(tx, treeRoot);
   }
-  return tx.revision.create({
+  const row = await tx.revision.create({
     data: {
       id: newId('Revision'),
       treeRoot,
       spaceId: data.spaceId,
       parents: data.parents,
       type: data.type,
-      tree: (WRITE_LEGACY_TREE ? tree : []) as unknown as Prisma.InputJsonValue,
       fileIds: data.fileIds,
       variables: data.variables ?? {},
       reusableContents: data.reusableContents ?? [],
       changeRequestId: data.changeRequestId ?? null,
       createdById: data.createdById ?? null,
     },
+    omit: { tree: true },
   });
+  return { ...row, tree: [] };
 }
 
 /** The empty first revision of a new space. */
