@@ -17,6 +17,7 @@ export const SLOW_FILES = [
   'test/job-recovery.test.ts',
   'test/lifecycle.test.ts',
   'test/openapi-specs.test.ts',
+  'test/pooler.test.ts',
   'test/route-table.test.ts',
   'test/webhooks.test.ts',
 ];
