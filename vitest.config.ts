@@ -20,6 +20,7 @@ export const SLOW_FILES = [
   'test/pooler.test.ts',
   'test/route-table.test.ts',
   'test/webhooks.test.ts',
+  'test/worker-process.test.ts',
 ];
 
 // What both projects share. The projects do not extend this file (`extends: true` would give each
