@@ -17,10 +17,11 @@
 // has been heard). A stall that lasts `reconnectAfterMs` drops the connection and reconnects.
 //
 // At every (re)connection, before `onUp`, the connection also checks itself once: a self-notice
-// that must come back within the connect timeout. A connection that can LISTEN but never hears
-// (pointed at a transaction-mode pooler, where LISTEN "succeeds" on a server connection that is
-// handed to someone else) thus fails to connect, loudly, instead of leaving a cache trusting
-// silence. It needs a session: give it DATABASE_DIRECT_URL (src/config.ts).
+// that must come back within the connect timeout, or the connection counts as failed (users keep
+// reading the database, and it is retried). This catches a LISTEN that hears nothing, e.g. through
+// a transaction-mode pooler that gave the notice's transaction another server connection. It
+// cannot prove a session (an idle pooler may hand the same server connection back), so LISTEN is
+// always given DATABASE_DIRECT_URL (src/config.ts); the periodic self-notices catch the rest.
 import crypto from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
