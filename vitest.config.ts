@@ -17,8 +17,10 @@ export const SLOW_FILES = [
   'test/job-recovery.test.ts',
   'test/lifecycle.test.ts',
   'test/openapi-specs.test.ts',
+  'test/pooler.test.ts',
   'test/route-table.test.ts',
   'test/webhooks.test.ts',
+  'test/worker-process.test.ts',
 ];
 
 // What both projects share. The projects do not extend this file (`extends: true` would give each

@@ -5,6 +5,7 @@
 // client are bundled.
 //
 //   node scripts/build.mjs                    all bundles (src/main.ts → .build/server/main.mjs,
+//                                             src/worker.ts → .build/server/worker.mjs,
 //                                             src/cli/admin.ts → .build/cli/admin.mjs)
 //   node scripts/build.mjs --if-stale         the same, skipped when no file under src/ or
 //                                             prisma/ is newer than the bundles (`npm run admin`)
@@ -28,6 +29,7 @@ const targets = positional.length
   ? [[positional[0], positional[1] ?? '.build/server/main.mjs']]
   : [
       ['src/main.ts', '.build/server/main.mjs'],
+      ['src/worker.ts', '.build/server/worker.mjs'],
       ['src/cli/admin.ts', '.build/cli/admin.mjs'],
     ];
 

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createPrisma, onSecondConnectionInTransaction } from './db/client.ts';
+import { ReadyProbe } from './db/check.ts';
 import type { TaskDeps } from './domain/context.ts';
 import { onTransactionRetry } from './db/transaction.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
@@ -34,6 +35,11 @@ export const SHUTDOWN_GRACE_MS = 8_000;
 export async function createApp(opts: {
   config: Config;
   databaseUrl: string;
+  /**
+   * Session connections: LISTEN (token cache, live feed), the job worker. Default `databaseUrl`;
+   * a different URL means `databaseUrl` is a transaction-mode pooler (src/db/client.ts).
+   */
+  directUrl?: string;
   clock?: Clock;
   log?: Logger;
   storage?: FileStorage;
@@ -42,6 +48,8 @@ export async function createApp(opts: {
   poolSize?: number;
 }) {
   const { config, databaseUrl } = opts;
+  const directUrl = opts.directUrl ?? databaseUrl;
+  const pooled = directUrl !== databaseUrl;
   // Lines written while a request runs carry its id (src/http/observability.ts).
   const log = withRequestIds(opts.log ?? pino({ level: config.logLevel }));
   const clock = opts.clock ?? systemClock;
@@ -54,27 +62,31 @@ export async function createApp(opts: {
     poolSize: opts.poolSize,
     timeouts: { statementTimeoutMs: config.dbStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
     log,
+    pooled,
   });
   // A retried deadlock or serialization failure is expected but worth seeing (docs/decisions.md).
   const stopRetryLog = onTransactionRetry(({ attempt, sqlState }) => log.warn({ attempt, sqlState }, 'transaction retried'));
   // A bug that deadlocks the pool under load (db/client.ts): loud, with where it happened.
   const stopSecondConnectionLog = onSecondConnectionInTransaction(({ stack }) => log.error({ stack }, 'a transaction asked the pool for a second connection'));
   // Webhook deliveries wait on strangers' servers: a pool of workers of their own (src/tasks.ts).
-  const jobs = new Jobs(databaseUrl, log, tasks, { connectTimeoutMs: config.dbConnectTimeoutMs, pools: { webhooks: config.webhookDelivery.concurrency } });
+  // The queue needs a session (graphile-worker's LISTEN, named statements, advisory locks).
+  const jobs = new Jobs(directUrl, log, tasks, { connectTimeoutMs: config.dbConnectTimeoutMs, pools: { webhooks: config.webhookDelivery.concurrency } });
   const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
   const rest = buildRestRouter(schema);
   // Token → viewer per process, invalidated across processes by LISTEN/NOTIFY (token-cache.ts).
-  const tokens = config.tokenCache ? new TokenCache(databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs, health: config.listenHealth }) : undefined;
+  const tokens = config.tokenCache ? new TokenCache(directUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs, health: config.listenHealth }) : undefined;
   await tokens?.start();
   services.tokens = tokens;
   // Live updates: one event-log follower per process, connected at the first subscription (events/feed.ts).
-  const live = new EventFeed(databaseUrl, log, { ...config.live, connectTimeoutMs: config.dbConnectTimeoutMs, health: config.listenHealth });
+  const live = new EventFeed(directUrl, log, { ...config.live, connectTimeoutMs: config.dbConnectTimeoutMs, health: config.listenHealth });
   services.live = live;
   // Access logs, statement counts per request, /metrics (README, "Operations").
   const obs = new Observability({ config, log, onQuery, pool });
   // Counters in the database, shared by every process, with their own small pool (rate-limit.ts).
-  const rateLimits = config.rateLimit.enabled ? new RateLimits(config.rateLimit, databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs }) : undefined;
-  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs, rateLimits });
+  const rateLimits = config.rateLimit.enabled ? new RateLimits(config.rateLimit, databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs, pooled }) : undefined;
+  // `/readyz` on a connection of its own: answers whatever the request pool is doing.
+  const readyProbe = new ReadyProbe(databaseUrl);
+  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs, rateLimits, ready: () => readyProbe.ready() });
   obs.watch({ publishedCache: server.publishedCache.stats, live, tokens, caches: () => cacheSizes(config, server) });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
@@ -84,7 +96,7 @@ export async function createApp(opts: {
   // may legitimately run statements far longer than an API request should.
   let jobsDb: ReturnType<typeof createPrisma> | undefined;
   if (opts.worker ?? config.runWorker) {
-    jobsDb = createPrisma(databaseUrl, {
+    jobsDb = createPrisma(directUrl, {
       poolSize: 3,
       timeouts: { statementTimeoutMs: config.dbJobStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
       log,
@@ -143,6 +155,7 @@ export async function createApp(opts: {
       await tokens?.stop();
       await rateLimits?.close();
       await jobsDb?.disconnect();
+      await readyProbe.close();
       await disconnect();
       obs.close();
     },
@@ -164,4 +177,38 @@ function cacheSizes(config: Config, server: ReturnType<typeof createHttpServer>)
     { name: 'revision_rows', bytes: content.rows?.calculatedSize ?? 0, maxBytes: content.rows?.maxSize ?? 0 },
     { name: 'conditions', bytes: conditionCacheBytes(), maxBytes: CONDITION_CACHE_BYTES },
   ];
+}
+
+/**
+ * The job worker alone (`npm run worker`, src/worker.ts): graphile-worker and the periodic tasks on
+ * a session connection (`directUrl`), no HTTP. Gateways then run with RUN_WORKER=false, so a queue
+ * failure never takes an API process down.
+ */
+export async function createWorker(opts: { config: Config; directUrl: string; clock?: Clock; log?: Logger; storage?: FileStorage }) {
+  const { config, directUrl } = opts;
+  const log = opts.log ?? pino({ level: config.logLevel });
+  const clock = opts.clock ?? systemClock;
+  configureMarkdownPool({ ...config.markdown, tenantOf: () => 'background' });
+  await startMarkdownPool();
+  const jobs = new Jobs(directUrl, log, tasks, { connectTimeoutMs: config.dbConnectTimeoutMs, pools: { webhooks: config.webhookDelivery.concurrency } });
+  const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
+  const jobsDb = createPrisma(directUrl, {
+    poolSize: 3,
+    timeouts: { statementTimeoutMs: config.dbJobStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
+    log,
+  });
+  await jobs.migrate();
+  await jobs.start({ prisma: jobsDb.prisma, config, clock, log, services } satisfies TaskDeps);
+  let closed = false;
+  return {
+    jobs,
+    prisma: jobsDb.prisma,
+    log,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await jobs.stop();
+      await jobsDb.disconnect();
+    },
+  };
 }

@@ -4,6 +4,10 @@ import { z } from 'zod';
 
 const EnvSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
+  /** A session connection to the same database (LISTEN, migrations, the job worker); default DATABASE_URL. */
+  DATABASE_DIRECT_URL: z.string().url().optional(),
+  /** How often the live feed reads the event log while this process has subscriptions, ms. */
+  LIVE_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(100),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().default('0.0.0.0'),
   /** Public base URL used in `urls` fields and SAML service values. */
@@ -171,6 +175,11 @@ const EnvSchema = z.object({
 
 export type Config = {
   databaseUrl?: string;
+  /**
+   * Session connections (LISTEN, migrations and their lock, the job worker). Set and different
+   * from `databaseUrl` means `databaseUrl` is a transaction-mode pooler (src/db/client.ts).
+   */
+  databaseDirectUrl?: string;
   port: number;
   host: string;
   publicUrl: string;
@@ -233,6 +242,8 @@ export type Config = {
     queueLength: number;
     /** Keep-alive comments, and each stream's token and access re-check (src/graphql/subscriptions.ts). */
     keepAliveMs: number;
+    /** The feed's read interval while this process has subscriptions (delivery latency), ms. */
+    pollMs: number;
   };
   /** GraphQL over WebSocket (src/http/live-ws.ts); its pings go every `live.keepAliveMs`. */
   liveWs: { maxPayloadBytes: number; initTimeoutMs: number; maxConnectionsPerIp: number; keepAliveMs: number };
@@ -296,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   return {
     databaseUrl: e.DATABASE_URL,
+    databaseDirectUrl: e.DATABASE_DIRECT_URL ?? e.DATABASE_URL,
     port: e.PORT,
     host: e.HOST,
     publicUrl,
@@ -354,6 +366,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPerIp: e.MAX_SUBSCRIPTIONS_PER_IP,
       queueLength: e.SUBSCRIPTION_QUEUE_LENGTH,
       keepAliveMs: e.SSE_KEEPALIVE_MS,
+      pollMs: e.LIVE_POLL_MS,
     },
     liveWs: { maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES, initTimeoutMs: e.WS_INIT_TIMEOUT_MS, maxConnectionsPerIp: e.WS_MAX_CONNECTIONS_PER_IP, keepAliveMs: e.SSE_KEEPALIVE_MS },
     listenHealth: { intervalMs: e.LISTEN_HEALTH_MS, reconnectAfterMs: e.LISTEN_STALL_RECONNECT_MS },

@@ -53,9 +53,13 @@ async function start() {
     databaseUrl = embedded.url('docgraph');
   }
   const url = databaseUrl;
+  // Session work (migrations and their lock, LISTEN, the job worker) on the direct URL; requests
+  // on DATABASE_URL, which may be a transaction-mode pooler then.
+  const directUrl = cfg.databaseUrl ? (cfg.databaseDirectUrl ?? url) : url;
   await step(`cannot reach the database at ${redactUrl(url)}`, () => checkDatabase(url, cfg.dbConnectTimeoutMs || 10_000));
-  await step('cannot apply the database migrations', () => migrate(url, (m) => log!.info(m)));
-  app = await step('cannot start the gateway', () => createApp({ config: cfg, databaseUrl: url, log }));
+  if (directUrl !== url) await step(`cannot reach the database at ${redactUrl(directUrl)} (DATABASE_DIRECT_URL)`, () => checkDatabase(directUrl, cfg.dbConnectTimeoutMs || 10_000));
+  await step('cannot apply the database migrations', () => migrate(directUrl, (m) => log!.info(m)));
+  app = await step('cannot start the gateway', () => createApp({ config: cfg, databaseUrl: url, directUrl, log }));
   const port = await app.listen().catch((err: NodeJS.ErrnoException) => {
     const where = `${cfg.host}:${cfg.port}`;
     if (err.code === 'EADDRINUSE') throw new StartupError(`cannot listen on ${where}: the port is already in use (stop the other server or set PORT)`, err);

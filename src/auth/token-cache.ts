@@ -4,6 +4,10 @@
 // every process listening clears its cache on that notice. PostgreSQL delivers it at commit, so a
 // revoked token stops working everywhere within the notice's delivery time (milliseconds).
 //
+// The LISTEN connection needs a session: it is opened on DATABASE_DIRECT_URL, never through a
+// transaction-mode pooler (src/db/listen.ts checks a notice round trip at every connection).
+// Revocations are rare writes, so this NOTIFY is not on a hot commit path (unlike one per event).
+//
 // Fail-safe rules:
 // - while the LISTEN connection is not up (start-up, database outage, reconnecting), the cache
 //   is bypassed and cleared: every request reads the token row, as without a cache;

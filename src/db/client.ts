@@ -66,9 +66,76 @@ class ClosingOnTimeoutClient extends pg.Client {
   }
 }
 
+const statementText = (arg: unknown): string | undefined =>
+  typeof arg === 'string' ? arg : arg && typeof arg === 'object' && typeof (arg as { text?: unknown }).text === 'string' ? (arg as { text: string }).text : undefined;
+
+/**
+ * A client for a connection through a transaction-mode pooler (PgBouncer `pool_mode=transaction`):
+ * each transaction may run on a different server connection, so nothing may live on the session.
+ * - No startup parameter: the statement timeout is set inside every transaction
+ *   (`set_config(…, true)`, i.e. SET LOCAL) right after its BEGIN; a statement outside a
+ *   transaction is wrapped in one (BEGIN + set_config, the statement, COMMIT), queued on the
+ *   connection back to back, so nothing waits between them but the round trips themselves.
+ * - Unnamed statements only: a named prepared statement lives on one server connection (the
+ *   limiter's library names its statements; the name is dropped here).
+ */
+function pooledClientClass(statementTimeoutMs: number): typeof pg.Client {
+  const setTimeoutSql = `SELECT set_config('statement_timeout', '${Math.max(0, Math.floor(statementTimeoutMs))}', true)`;
+  return class PooledClient extends ClosingOnTimeoutClient {
+    /** Inside a transaction this client began (BEGIN seen, COMMIT/ROLLBACK not yet). */
+    private inTransaction = false;
+    override query(...args: any[]): any {
+      let [first] = args;
+      if (first && typeof first === 'object' && 'name' in first && first.name) {
+        const { name: _name, ...unnamed } = first;
+        args = [unnamed, ...args.slice(1)];
+        first = unnamed;
+      }
+      const text = statementText(first)?.trim().toUpperCase();
+      const run = (...a: any[]) => super.query(...a);
+      if (text === undefined || !statementTimeoutMs) return run(...args);
+      if (text.startsWith('BEGIN') || text.startsWith('START TRANSACTION')) {
+        this.inTransaction = true;
+        const begun = run(...args);
+        // Queued behind BEGIN on this connection: the next statement of the transaction runs after it.
+        if (begun && typeof begun.then === 'function') super.query(setTimeoutSql).catch(() => {});
+        return begun;
+      }
+      if (text === 'COMMIT' || text === 'ROLLBACK' || text === 'END' || text === 'ABORT') {
+        this.inTransaction = false;
+        return run(...args);
+      }
+      if (this.inTransaction) return run(...args);
+      super.query(`BEGIN; ${setTimeoutSql}`).catch(() => {});
+      const result = run(...args);
+      // A failed statement aborts the transaction: COMMIT then rolls back (no error of its own).
+      super.query('COMMIT').catch(() => {});
+      return result;
+    }
+  } as unknown as typeof pg.Client;
+}
+
+/**
+ * The pg options of a pool on `databaseUrl`: on a direct connection the statement timeout is a
+ * startup parameter; through a pooler (`pooled`) it goes inside each transaction (above).
+ */
+export function poolClientOptions(opts: { pooled?: boolean; statementTimeoutMs?: number; clientMarginMs?: number }): Partial<pg.PoolConfig> {
+  const ms = opts.statementTimeoutMs ?? 0;
+  const margin = opts.clientMarginMs ?? CLIENT_TIMEOUT_MARGIN_MS;
+  if (opts.pooled) return { Client: pooledClientClass(ms), ...(ms ? { query_timeout: ms + margin } : {}) };
+  return { Client: ClosingOnTimeoutClient, ...(ms ? { statement_timeout: ms, query_timeout: ms + margin } : {}) };
+}
+
 export function createPrisma(
   databaseUrl: string,
-  opts: { poolSize?: number; timeouts?: DbTimeouts; log?: Logger; listeners?: Set<QueryListener> } = {},
+  opts: {
+    poolSize?: number;
+    timeouts?: DbTimeouts;
+    log?: Logger;
+    listeners?: Set<QueryListener>;
+    /** `databaseUrl` is a transaction-mode pooler: no session state (see `pooledClientClass`). */
+    pooled?: boolean;
+  } = {},
 ) {
   const t = opts.timeouts;
   // After `disconnect()` a connection the server drops on its way down is expected, not news.
@@ -80,8 +147,7 @@ export function createPrisma(
     connectionString: databaseUrl,
     max: opts.poolSize ?? 10,
     keepAlive: true,
-    Client: ClosingOnTimeoutClient,
-    ...(t?.statementTimeoutMs ? { statement_timeout: t.statementTimeoutMs, query_timeout: t.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS } : {}),
+    ...poolClientOptions({ pooled: opts.pooled, statementTimeoutMs: t?.statementTimeoutMs }),
     ...(t?.connectTimeoutMs ? { connectionTimeoutMillis: t.connectTimeoutMs } : {}),
   });
   // pg-pool's `query` goes through `connect` too: this sees every connection the pool hands out.

@@ -15,6 +15,13 @@
 // `onStall` (the token cache goes straight to the database); the next one that comes back is
 // `onFlowing` (PostgreSQL delivers notices in commit order, so every notice committed before it
 // has been heard). A stall that lasts `reconnectAfterMs` drops the connection and reconnects.
+//
+// At every (re)connection, before `onUp`, the connection also checks itself once: a self-notice
+// that must come back within the connect timeout, or the connection counts as failed (users keep
+// reading the database, and it is retried). This catches a LISTEN that hears nothing, e.g. through
+// a transaction-mode pooler that gave the notice's transaction another server connection. It
+// cannot prove a session (an idle pooler may hand the same server connection back), so LISTEN is
+// always given DATABASE_DIRECT_URL (src/config.ts); the periodic self-notices catch the rest.
 import crypto from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -62,6 +69,8 @@ export class ListenConnection {
   private pending?: { nonce: string; sentAt: number };
   private pings = 0;
   private stalledNow = false;
+  /** The start-up self-notice being waited for. */
+  private startCheck?: { nonce: string; heard: () => void };
 
   constructor(private readonly opts: ListenOptions) {
     this.healthChannel = `${opts.channel}_health_${crypto.randomBytes(6).toString('hex')}`;
@@ -102,13 +111,17 @@ export class ListenConnection {
     client.on('end', () => lost());
     client.on('notification', (msg) => {
       if (msg.channel === opts.channel) opts.onNotification();
-      else if (msg.channel === this.healthChannel && this.client === client) this.heard(msg.payload);
+      else if (msg.channel === this.healthChannel && this.client === client) {
+        if (this.startCheck && msg.payload === this.startCheck.nonce) this.startCheck.heard();
+        else this.heard(msg.payload);
+      }
     });
     this.client = client;
     try {
       await client.connect();
       await client.query(`LISTEN ${opts.channel}`);
-      if (opts.health) await client.query(`LISTEN ${this.healthChannel}`);
+      await client.query(`LISTEN ${this.healthChannel}`);
+      await this.checkRoundTrip(client, opts.connectTimeoutMs ?? 3000);
       await opts.onUp?.(client);
     } catch (err) {
       if (this.client === client) this.client = undefined;
@@ -116,6 +129,27 @@ export class ListenConnection {
       throw err;
     }
     this.startHealth(client);
+  }
+
+  /** One self-notice sent and heard back on `client`, or a rejection after `timeoutMs`. */
+  private async checkRoundTrip(client: pg.Client, timeoutMs: number) {
+    const nonce = `start:${crypto.randomBytes(6).toString('hex')}`;
+    let timer: NodeJS.Timeout | undefined;
+    const heard = new Promise<void>((resolve, reject) => {
+      this.startCheck = { nonce, heard: resolve };
+      timer = setTimeout(
+        () => reject(new Error(`LISTEN connection on ${this.opts.channel}: its own notice did not come back within ${timeoutMs} ms (a transaction-mode pooler? LISTEN needs a session: DATABASE_DIRECT_URL)`)),
+        timeoutMs,
+      );
+    });
+    heard.catch(() => {}); // awaited below; a rejection while the query runs is not unhandled
+    try {
+      await client.query('SELECT pg_notify($1, $2)', [this.healthChannel, nonce]);
+      await heard;
+    } finally {
+      clearTimeout(timer);
+      this.startCheck = undefined;
+    }
   }
 
   private startHealth(client: pg.Client) {

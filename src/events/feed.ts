@@ -2,11 +2,15 @@
 // new row, in `seq` order, to the subscriptions of this process that want it (the streams of
 // stream.ts, which GraphQL subscriptions open: src/graphql/subscriptions.ts).
 //
-// How it learns of new rows: a dedicated connection LISTENs on `docgraph_events` (the trigger of
-// migration 20261124120000_events notifies at commit, on every process); each notice, a reconnect
-// and a slow backstop timer start a read of the log on that same connection: one read per notice
-// per process (coalesced), never one per subscriber. Reads go by position, so a lost notice or a
-// lost connection loses nothing: the next read catches up.
+// How it learns of new rows: it reads the log by position, every `pollMs` (LIVE_POLL_MS, 100 ms
+// by default) while this process has subscriptions, on a dedicated session connection
+// (DATABASE_DIRECT_URL), plus at once after a reconnect: one read per interval per process, never
+// one per subscriber, and nothing at all on a process without subscriptions. Writers send no
+// notification: a NOTIFY per event made PostgreSQL serialize every event-writing commit on its
+// notify lock (migration 20261127110200_event_notify_off). Delivery latency is thus at most one
+// interval plus one read (about 50 ms on average at the default). Reads go by position, so a lost
+// connection loses nothing: the next read catches up. (The connection still LISTENs on
+// `docgraph_events`: a notice there, from older writers or by hand, starts a read at once.)
 //
 // Why not simply `seq > last`: `seq` is drawn at insert, rows become visible at commit, and two
 // transactions can commit in the other order. When a read sees seq 11 but not 10, 10 is a *gap*:
@@ -51,7 +55,7 @@ export type FeedOptions = {
   /** Self-notices on the LISTEN connection (src/db/listen.ts). */
   health?: ListenHealth;
   connectTimeoutMs?: number;
-  /** Backstop read interval while subscriptions exist, ms. */
+  /** Read interval while subscriptions exist, ms (the delivery latency; default 100). */
   pollMs?: number;
 };
 
@@ -153,6 +157,8 @@ export class EventFeed {
   private pollTimer?: NodeJS.Timeout;
   private reading = false;
   private again = false;
+  /** Waiting for a read that starts after they asked (`catchUp`). */
+  private nextWaiters: Array<() => void> = [];
 
   /** Highest seq read. */
   private high = 0;
@@ -186,7 +192,7 @@ export class EventFeed {
       onUp: async (client) => {
         if (!this.initialized) await this.initialize(client);
         this.initialized = true;
-        this.pollTimer ??= setInterval(() => this.count > 0 && this.pump(), this.opts.pollMs ?? 5000).unref();
+        this.pollTimer ??= setInterval(() => this.count > 0 && this.pump(), this.opts.pollMs ?? 100).unref();
         // Anything committed while the connection was down.
         this.pump();
       },
@@ -236,9 +242,10 @@ export class EventFeed {
       return;
     }
     const client = this.listener.current;
-    if (!client) return;
+    if (!client) return this.releaseWaiters(this.nextWaiters.splice(0));
     this.reading = true;
     this.again = false;
+    const waiters = this.nextWaiters.splice(0);
     this.read(client)
       .then((full) => {
         if (full) this.again = true;
@@ -246,6 +253,7 @@ export class EventFeed {
       .catch((err) => this.log.warn({ err }, 'live feed: reading the event log failed'))
       .finally(() => {
         this.reading = false;
+        this.releaseWaiters(waiters);
         if (this.again) this.pump();
         else if (this.gaps.size && !this.retryTimer && !this.stopped) {
           this.retryTimer = setTimeout(() => {
@@ -255,6 +263,19 @@ export class EventFeed {
           this.retryTimer.unref();
         }
       });
+  }
+
+  private releaseWaiters(waiters: Array<() => void>) {
+    for (const w of waiters) w();
+  }
+
+  /** Resolves after a read that started after this call (or at once when none can run). */
+  private catchUp(): Promise<void> {
+    if (!this.initialized || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.nextWaiters.push(resolve);
+      this.pump();
+    });
   }
 
   /** One read: new rows and open gaps' rows, with the snapshot's running transactions. True when the page was full. */
@@ -331,6 +352,9 @@ export class EventFeed {
   async subscribe(organizationId: string, match: (row: EventRow) => boolean, owner?: SubscriptionOwner): Promise<LiveSubscription> {
     this.admit(owner);
     await this.ensureStarted();
+    // Nobody tells the feed of new rows (it polls): read now, so the horizon is the log's end as
+    // of this call and a stream without a resume point starts exactly after what committed before.
+    await this.catchUp();
     // Again after the wait: concurrent subscribes all passed the first check.
     this.admit(owner);
     const sub = new LiveSubscription(this.horizon, organizationId, match, this.opts.queueLength, (s) => this.remove(s), owner);
@@ -382,6 +406,7 @@ export class EventFeed {
     this.endAll();
     clearTimeout(this.retryTimer);
     clearInterval(this.pollTimer);
+    this.releaseWaiters(this.nextWaiters.splice(0));
     await this.listener.stop();
   }
 }

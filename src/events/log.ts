@@ -1,9 +1,8 @@
 // The event log (outbox): every mutation records what it changed, in its own transaction, with
 // `recordEvent(tx, actor, {...})`, so an event exists exactly when its change committed. Its
 // readers: the organization audit log (graphql/audit-events.ts through domain/events.ts), the live
-// feed and its streams (feed.ts, stream.ts: they resume by `seq`, increasing, and learn of new
-// events from the `docgraph_events` notification, `<organizationId>:<seq>`, sent by a trigger at
-// commit) and webhook deliveries (domain/webhooks.ts; the deliveries themselves are written by
+// feed and its streams (feed.ts, stream.ts: they resume by `seq`, increasing, and the feed reads
+// new events by position on a short interval; writers send no notification) and webhook deliveries (domain/webhooks.ts; the deliveries themselves are written by
 // the trigger of migration 20261124130000_webhooks, through `docgraph_webhook_delivery`).
 //
 // The types are the catalogue's (catalogue.ts); rows are read with one column list and one mapper

@@ -21,6 +21,7 @@
 //   are served (they may still fail for their own reasons).
 import type http from 'node:http';
 import pg from 'pg';
+import { poolClientOptions } from '../db/client.ts';
 import type { Logger } from 'pino';
 import { Kind, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -113,15 +114,15 @@ export class RateLimits {
     private readonly config: RateLimitConfig,
     databaseUrl: string,
     private readonly log: Logger,
-    opts: { connectTimeoutMs?: number; poolSize?: number } = {},
+    opts: { connectTimeoutMs?: number; poolSize?: number; /** `databaseUrl` is a transaction-mode pooler (src/db/client.ts). */ pooled?: boolean } = {},
   ) {
     const timeout = Math.min(STORE_TIMEOUT_MS, opts.connectTimeoutMs || STORE_TIMEOUT_MS);
     this.pool = new pg.Pool({
       connectionString: databaseUrl,
       max: opts.poolSize ?? 4,
       connectionTimeoutMillis: timeout,
-      statement_timeout: timeout,
-      query_timeout: timeout + 500,
+      // Through a pooler: unnamed statements (the library names its own) and the timeout per transaction.
+      ...poolClientOptions({ pooled: opts.pooled, statementTimeoutMs: timeout, clientMarginMs: 500 }),
       application_name: 'docgraph-ratelimit',
     });
     // An idle connection dropped by the server (restart, outage): the next query reconnects.

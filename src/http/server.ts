@@ -23,7 +23,7 @@ export type { AppDeps } from './edge.ts';
 export { PUBLISHED_ONLY_MESSAGE } from './edge.ts';
 export { DOCUMENT_CACHE_BYTES, DOCUMENT_ERROR_CACHE_BYTES, isPublishedRead } from './graphql.ts';
 
-export function createHttpServer(deps: AppDeps) {
+export function createHttpServer(deps: AppDeps & { /** `/readyz`'s probe on its own connection (src/db/check.ts); the request pool when absent. */ ready?: () => Promise<boolean> }) {
   const { obs } = deps;
   const edge = createEdge(deps);
   const graphql = createGraphqlEndpoint(edge);
@@ -53,7 +53,7 @@ export function createHttpServer(deps: AppDeps) {
     const top = target.segments[0];
     if (target.pathname === '/healthz') return await sendJson(res, 200, { status: 'ok' });
     if (target.pathname === '/metrics') return await obs.serveMetrics(req, res);
-    if (target.pathname === '/readyz') return await answerReady(deps.prisma, res);
+    if (target.pathname === '/readyz') return await answerReady(deps.ready ?? (() => databaseReady(deps.prisma)), res);
     if (top === 'graphql' || top === 'v1') {
       const api = () => (top === 'graphql' ? graphql.route(req, res, target, record) : rest.route(req, res, target, record));
       // A write with an Idempotency-Key runs at most once per caller and key (idempotency.ts).
@@ -133,8 +133,8 @@ function webSocketsOn(server: http.Server, edge: Edge, graphql: GraphqlEndpoint)
 }
 
 /** `/readyz`: 200 when the database answers, else 503 with Retry-After. */
-async function answerReady(prisma: Db, res: http.ServerResponse) {
-  if (await databaseReady(prisma)) return sendJson(res, 200, { status: 'ready' });
+async function answerReady(ready: () => Promise<boolean>, res: http.ServerResponse) {
+  if (await ready()) return sendJson(res, 200, { status: 'ready' });
   res.setHeader('Retry-After', RETRY_AFTER_HEADER['Retry-After']);
   return sendJson(res, 503, { status: 'database unreachable' });
 }

@@ -1,0 +1,237 @@
+// Gateways behind a real PgBouncer in transaction mode (Debian's `pgbouncer` package): requests on
+// DATABASE_URL = the pooler, session work (LISTEN, migrations, the job worker) on
+// DATABASE_DIRECT_URL. Its own embedded PostgreSQL (the last test stops it) and its own pgbouncer
+// process. No pgbouncer binary is a failure, not a skip: `apt-get install -y pgbouncer`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../src/config.ts';
+import { createApp, type App } from '../src/app.ts';
+import { startEmbeddedPostgres, ensureDatabase, type EmbeddedDatabase } from '../src/db/embedded.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { freePort } from './global-setup.ts';
+
+const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => fs.existsSync(p));
+const ADMIN_TOKEN = 'pooler-admin-token-0123456789';
+
+let dir: string;
+let embedded: EmbeddedDatabase | undefined;
+let bouncer: ChildProcess | undefined;
+let directUrl: string;
+let pooledUrl: string;
+let a: { app: App; url: string } | undefined;
+let b: { app: App; url: string } | undefined;
+
+function configFor(extra: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({
+      DOCGRAPH_ADMIN_TOKEN: ADMIN_TOKEN,
+      DB_CONNECT_TIMEOUT_MS: '10000',
+      // Short, so the test can watch it fire through the pooler.
+      DB_STATEMENT_TIMEOUT_MS: '1000',
+      LOG_LEVEL: 'silent',
+    }),
+    filesDir: fs.mkdtempSync(path.join(os.tmpdir(), 'docgraph-pooler-files-')),
+    rateLimit: { ...loadConfig({}).rateLimit, enabled: true, points: 60, anonymousPoints: 30, windowSeconds: 60, trustProxy: 0 },
+    ...extra,
+  };
+}
+
+async function gateway(worker: boolean) {
+  const app = await createApp({ config: configFor(), databaseUrl: pooledUrl, directUrl, log: pino({ level: 'silent' }), worker, poolSize: 5 });
+  return { app, url: `http://127.0.0.1:${await app.listen(0, '127.0.0.1')}` };
+}
+
+function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const s = net.connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve();
+      });
+      s.once('error', () => {
+        s.destroy();
+        if (Date.now() > until) reject(new Error(`pgbouncer did not listen on ${port}`));
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > until) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const me = (base: string, token: string) => fetch(`${base}/v1/user`, { headers: { authorization: `Bearer ${token}` } });
+
+beforeAll(async () => {
+  if (!PGBOUNCER) throw new Error('pgbouncer is not installed: this test needs it (apt-get install -y pgbouncer)');
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docgraph-pooler-'));
+  fs.chmodSync(dir, 0o777);
+  const pgPort = await freePort();
+  embedded = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), port: pgPort });
+  await ensureDatabase(embedded.url('postgres'), 'pooled');
+  directUrl = embedded.url('pooled');
+  await migrate(directUrl);
+
+  const port = await freePort();
+  const ini = path.join(dir, 'pgbouncer.ini');
+  fs.writeFileSync(path.join(dir, 'userlist.txt'), '"postgres" "docgraph"\n');
+  fs.writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `pooled = host=127.0.0.1 port=${pgPort} dbname=pooled user=postgres password=docgraph`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${path.join(dir, 'userlist.txt')}`,
+      'pool_mode = transaction',
+      'default_pool_size = 20',
+      'max_client_conn = 500',
+      // pg sends no startup parameter pgbouncer refuses once statement_timeout is gone; this one is harmless.
+      'ignore_startup_parameters = extra_float_digits',
+      '',
+    ].join('\n'),
+  );
+  for (const f of ['pgbouncer.ini', 'userlist.txt']) fs.chmodSync(path.join(dir, f), 0o644);
+  // pgbouncer refuses to run as root: -u drops to the postgres user (the embedded server's).
+  bouncer = spawn(PGBOUNCER, [...(process.getuid?.() === 0 ? ['-u', 'postgres'] : []), ini], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  bouncer.stderr!.on('data', (d) => (stderr += d));
+  await waitForPort(port).catch((err) => {
+    throw new Error(`${err.message}: ${stderr}`);
+  });
+  pooledUrl = `postgresql://postgres:docgraph@127.0.0.1:${port}/pooled`;
+
+  a = await gateway(true);
+  b = await gateway(false);
+}, 120_000);
+
+afterAll(async () => {
+  const closing = Promise.all([a?.app.close({ graceMs: 500 }), b?.app.close({ graceMs: 500 })]).catch(() => {});
+  await Promise.race([closing, new Promise((r) => setTimeout(r, 20_000))]);
+  bouncer?.kill('SIGTERM');
+  await embedded?.stop().catch(() => {});
+}, 60_000);
+
+describe('behind PgBouncer in transaction mode', () => {
+  it('starts, and answers requests through the pooler', async () => {
+    const r = await me(a!.url, ADMIN_TOKEN);
+    expect(r.status).toBe(200);
+    expect((await me(b!.url, ADMIN_TOKEN)).status).toBe(200);
+  });
+
+  it('a statement timeout still fires (per transaction, not a startup parameter), and leaves no session setting behind', async () => {
+    const alone = a!.app.prisma.$queryRaw`SELECT pg_sleep(3)`;
+    await expect(alone).rejects.toThrow(/statement timeout|57014/);
+    const inTx = a!.app.prisma.$transaction(async (tx) => tx.$queryRaw`SELECT pg_sleep(3)`, { timeout: 10_000 });
+    await expect(inTx).rejects.toThrow(/statement timeout|57014/);
+    // A plain client of the same pooler sees the server's default: nothing leaked onto a server connection.
+    const plain = new pg.Client({ connectionString: pooledUrl });
+    await plain.connect();
+    try {
+      for (let i = 0; i < 10; i++) expect((await plain.query('SHOW statement_timeout')).rows[0].statement_timeout).toBe('0');
+    } finally {
+      await plain.end();
+    }
+  });
+
+  it('a token revoked in plain SQL is refused by the other gateway within a second', async () => {
+    const created = await fetch(`${a!.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'mutation { createApiToken(input: { label: "pooled" }) { token apiToken { id } } }' }),
+    }).then((r) => r.json());
+    const { token, apiToken } = created.data.createApiToken;
+    // Both gateways have it cached (their LISTEN connections are direct, so they hear notices).
+    expect((await me(a!.url, token)).status).toBe(200);
+    expect((await me(b!.url, token)).status).toBe(200);
+    expect(b!.app.tokens?.serving).toBe(true);
+    await a!.app.prisma.$executeRaw`UPDATE "ApiToken" SET "revokedAt" = now() WHERE "id" = ${apiToken.id}`;
+    const refused = await eventually(() => me(b!.url, token), (r) => r.status === 401, 1000);
+    expect(refused.status).toBe(401);
+    expect((await me(a!.url, ADMIN_TOKEN)).status).toBe(200);
+  });
+
+  it('the rate limit is shared by both gateways (unnamed statements through the pooler)', async () => {
+    const created = await fetch(`${a!.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'mutation { createApiToken(input: { label: "limited" }) { token } }' }),
+    }).then((r) => r.json());
+    const token = created.data.createApiToken.token as string;
+    let served = 0;
+    for (let i = 0; i < 300; i++) {
+      const r = await me(a!.url, token);
+      if (r.status === 429) break;
+      expect(r.status).toBe(200);
+      served++;
+    }
+    expect(served).toBeGreaterThan(0);
+    expect(served).toBeLessThan(300);
+    // The other gateway has never seen this token: it refuses it from the shared counters.
+    expect((await me(b!.url, token)).status).toBe(429);
+  });
+
+  it('jobs run (the worker on the direct URL, the job enqueued through the pooler)', async () => {
+    const old = new Date(Date.now() - 1000 * 24 * 60 * 60 * 1000);
+    const org = a!.app.bootstrap!.org.id;
+    await a!.app.prisma.$executeRaw`INSERT INTO "Event" (id, type, "occurredAt", "organizationId", source, "objectType", "objectId") VALUES ('ev_pooler_old', 'space_created', ${old}, ${org}, 'graphql', 'space', 'space_x')`;
+    await a!.app.prisma.$transaction((tx) => a!.app.jobs.enqueue(tx, 'purgeOldEvents', {}));
+    const left = await eventually(
+      () => a!.app.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM "Event" WHERE id = 'ev_pooler_old'`,
+      (rows) => Number(rows[0].n) === 0,
+      20_000,
+    );
+    expect(Number(left[0].n)).toBe(0);
+  });
+
+  it('/readyz answers on its own connection while the request pool is exhausted', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // Five transactions hold the gateway's five pooled connections.
+    const held = Array.from({ length: 5 }, () =>
+      b!.app.prisma.$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT 1`;
+        await gate;
+      }, { timeout: 30_000, maxWait: 30_000 }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    let queuedDone = false;
+    const queued = b!.app.prisma.$queryRaw`SELECT 1`.finally(() => (queuedDone = true));
+    try {
+      const r = await fetch(`${b!.url}/readyz`);
+      expect(r.status).toBe(200);
+      // The pool was still exhausted when /readyz answered.
+      expect(queuedDone).toBe(false);
+    } finally {
+      release();
+      await Promise.all(held);
+      await queued;
+    }
+  });
+
+  it('/readyz reports unready once PostgreSQL is stopped', async () => {
+    await embedded!.stop();
+    embedded = undefined;
+    const r = await eventually(() => fetch(`${b!.url}/readyz`), (res) => res.status === 503, 5000);
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBeTruthy();
+  });
+});
