@@ -30,7 +30,7 @@ const USAGE = `Usage: npm run admin -- <command> [options]
                                                          optionally to these sites (the user must read each as a member)
   list-orgs                                              id, title and member count of every organization
 
-Uses DATABASE_URL, else the embedded PostgreSQL in DATA_DIR (default ./.data/pg).`;
+Uses DATABASE_DIRECT_URL (else DATABASE_URL), else the embedded PostgreSQL in DATA_DIR (default ./.data/pg).`;
 
 const OPTIONS = {
   email: { type: 'string' },
@@ -130,7 +130,7 @@ const commands: Record<string, (db: Db, opts: Options) => Promise<string>> = {
   },
 };
 
-/** DATABASE_URL, or the embedded server: reused when one listens on the configured port. */
+/** DATABASE_DIRECT_URL or DATABASE_URL, or the embedded server: reused when one listens on the configured port. */
 async function connect(): Promise<{ databaseUrl: string; embedded?: EmbeddedDatabase }> {
   let config;
   try {
@@ -140,7 +140,8 @@ async function connect(): Promise<{ databaseUrl: string; embedded?: EmbeddedData
   }
   const timeoutMs = config.dbConnectTimeoutMs || 10_000;
   if (config.databaseUrl) {
-    const databaseUrl = config.databaseUrl;
+    // The direct URL when there is one: the migrations' advisory lock needs a session (no pooler).
+    const databaseUrl = config.databaseDirectUrl ?? config.databaseUrl;
     await checkDatabase(databaseUrl, timeoutMs).catch((err) => {
       throw new CliError(`cannot reach the database at ${redactUrl(databaseUrl)}: ${errorLine(err)}`);
     });
