@@ -266,7 +266,7 @@ describe('limits and transport around incremental answers', () => {
     const plain = await get(q(false));
     expect(plain.status).toBe(200);
     expect(plain.headers.get('content-encoding')).toBe('br');
-    expect(plain.headers.get('etag')).toMatch(/^W\//);
+    expect(plain.headers.get('etag')).toMatch(/^(W\/)?"/); // strong on this anonymous public read (shared caches)
     const plainData = ((await plain.json()) as any).data;
 
     const streamed = await get(q(true));
