@@ -83,18 +83,23 @@ export async function runIdempotent(edge: Edge, req: http.IncomingMessage, res: 
     if (taken === 0) return conflict(res, 'A request with this Idempotency-Key is still running; retry it later', 1);
   }
 
-  const captured = captureAnswer(res);
-  let failed = true;
+  let settled: Promise<void> | undefined;
+  const settleOnce = (answer: Answer, failed: boolean) =>
+    (settled ??= settle(prisma, userId, key, fingerprintOf(target, record.bodySha256 ?? bodyHash(Buffer.alloc(0))), answer, failed || answer.status >= 500).catch((err) =>
+      edge.deps.log.warn({ err, key }, 'idempotency key not settled'),
+    ));
+  // The answer is stored before its last bytes leave: a client that has the answer and sends the
+  // key again finds it stored, never "still running".
+  const captured = captureAnswer(res, (answer) => settleOnce(answer, false));
   const claim: WriteClaim = {
     markInTransaction: async (tx: Tx) => void (await tx.$executeRaw`UPDATE "IdempotencyKey" SET "applied" = true WHERE "userId" = ${userId} AND "key" = ${key}`),
     markAfterStatement: async () => void (await prisma.$executeRaw`UPDATE "IdempotencyKey" SET "applied" = true WHERE "userId" = ${userId} AND "key" = ${key}`),
   };
   try {
-    const out = await writeClaimScope.run(claim, handle);
-    failed = false;
-    return out;
+    return await writeClaimScope.run(claim, handle);
   } finally {
-    await settle(prisma, userId, key, fingerprintOf(target, record.bodySha256 ?? bodyHash(Buffer.alloc(0))), captured(), failed || res.statusCode >= 500).catch((err) => edge.deps.log.warn({ err, key }, 'idempotency key not settled'));
+    // A handler that threw, or never ended its answer: what was applied stays claimed.
+    await settleOnce(captured(), !captured().complete);
   }
 }
 
@@ -118,8 +123,11 @@ async function settle(prisma: Db, userId: string, key: string, fingerprint: stri
 
 type Answer = { status: number; headers: Record<string, string>; body: Buffer; complete: boolean };
 
-/** Copies what the request's handler writes to `res` (status, headers, bytes), to store it. */
-function captureAnswer(res: http.ServerResponse): () => Answer {
+/**
+ * Copies what the request's handler writes to `res` (status, headers, bytes), to store it; at the
+ * handler's `end`, `beforeEnd` runs (the answer is stored) before the last bytes are sent.
+ */
+function captureAnswer(res: http.ServerResponse, beforeEnd: (answer: Answer) => Promise<void>): () => Answer {
   const chunks: Buffer[] = [];
   let size = 0;
   let ended = false;
@@ -131,16 +139,7 @@ function captureAnswer(res: http.ServerResponse): () => Answer {
     size += buf.length;
     if (size <= STORED_BODY_MAX) chunks.push(buf);
   };
-  res.write = ((chunk: unknown, ...rest: unknown[]) => {
-    keep(chunk, rest[0]);
-    return write(chunk, ...rest);
-  }) as typeof res.write;
-  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
-    ended = true;
-    keep(chunk, rest[0]);
-    return end(chunk, ...rest);
-  }) as typeof res.end;
-  return () => {
+  const answer = (): Answer => {
     const headers: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) {
       const v = res.getHeader(name);
@@ -148,6 +147,18 @@ function captureAnswer(res: http.ServerResponse): () => Answer {
     }
     return { status: res.statusCode, headers, body: size <= STORED_BODY_MAX ? Buffer.concat(chunks) : Buffer.alloc(STORED_BODY_MAX + 1), complete: ended };
   };
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    keep(chunk, rest[0]);
+    return write(chunk, ...rest);
+  }) as typeof res.write;
+  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    if (ended) return end(chunk, ...rest);
+    ended = true;
+    keep(chunk, rest[0]);
+    void beforeEnd(answer()).finally(() => end(chunk, ...rest));
+    return res;
+  }) as typeof res.end;
+  return answer;
 }
 
 function replay(res: http.ServerResponse, row: ClaimRow) {
