@@ -118,5 +118,5 @@ describe('the worker apart', () => {
     expect([first, second, third].map((id) => deliveriesOf(id).length)).toEqual([1, 1, 1]);
     w2.child.kill('SIGTERM');
     expect(await w2.exited).toBe(0);
-  });
+  }, 180_000);
 });
