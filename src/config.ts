@@ -162,6 +162,12 @@ const EnvSchema = z.object({
   PURGE_REPEAT_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   /** One purge request must answer within this, ms. */
   PURGE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  /** The rate limiter's counters in Redis/Valkey (`redis://` or `rediss://`) instead of PostgreSQL; unset = PostgreSQL. */
+  RATE_LIMIT_REDIS_URL: z
+    .string()
+    .url()
+    .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
+    .optional(),
 }).refine((e) => e.LISTEN_STALL_RECONNECT_MS >= 2 * e.LISTEN_HEALTH_MS, {
   path: ['LISTEN_STALL_RECONNECT_MS'],
   message: 'must be at least twice LISTEN_HEALTH_MS',
@@ -295,6 +301,8 @@ export type RateLimitConfig = {
   windowSeconds: number;
   /** Trusted proxy hops: 0 reads the socket address, n the n-th X-Forwarded-For entry from the right. */
   trustProxy: number;
+  /** Counters in this Redis/Valkey instead of PostgreSQL, when set. */
+  redisUrl?: string;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -358,6 +366,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       anonymousPoints: e.RATE_LIMIT_ANONYMOUS_POINTS,
       windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
       trustProxy: e.TRUST_PROXY,
+      redisUrl: e.RATE_LIMIT_REDIS_URL || undefined,
     },
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     live: {

@@ -13,19 +13,23 @@
 //   free, as are /healthz, /readyz and /files (a published page's images would spend an
 //   address's budget).
 // - Where: counters live in PostgreSQL (docgraph_ratelimit.counters, an UNLOGGED table), so every
-//   gateway process on the database shares them; each limiter has its own small pg pool.
+//   gateway process on the database shares them; each limiter has its own small pg pool. With
+//   RATE_LIMIT_REDIS_URL they live in Redis/Valkey instead (same library, RateLimiterRedis over
+//   ioredis; keys expire on their own) and the limiter never touches PostgreSQL: nothing is
+//   written on a read path.
 // - Every counted response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset
 //   (epoch seconds); over the limit: 429 with Retry-After and the usual error body.
-// - The counters' database unreachable: fail open. Counting continues per process in memory for
+// - The counters' store (database or Redis) unreachable or frozen: fail open. Counting continues per process in memory for
 //   a while (STORE_RETRY_MS), a warning is logged at most once per WARN_INTERVAL_MS, and requests
 //   are served (they may still fail for their own reasons).
 import type http from 'node:http';
 import pg from 'pg';
+import { Redis } from 'ioredis';
 import { poolClientOptions } from '../db/client.ts';
 import type { Logger } from 'pino';
 import { Kind, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { complexityFromQuery } from '@pothos/plugin-complexity';
 import type { RateLimitConfig } from '../config.ts';
 import type { Viewer } from '../auth/access.ts';
@@ -47,11 +51,14 @@ export const INTROSPECTION_COST = 20;
 
 export const RATE_LIMIT_TABLE = { schemaName: 'docgraph_ratelimit', tableName: 'counters' } as const;
 
+/** Prefix of the counters' keys in Redis (`docgraph:ratelimit:usr:<user id>`, `…:ip:<address>`). */
+export const RATE_LIMIT_REDIS_PREFIX = 'docgraph:ratelimit:';
+
 /** After a failure of the counters' database, count in memory this long before trying it again. */
 const STORE_RETRY_MS = 5_000;
 /** At most one warning about the counters' database per this many ms. */
 const WARN_INTERVAL_MS = 60_000;
-/** Timeouts of the limiter's pool: a frozen database must not hold requests for long. */
+/** Timeouts of the limiter's pool or Redis connection: a frozen store must not hold requests for long. */
 const STORE_TIMEOUT_MS = 1_000;
 /** Expired counters are deleted this often. */
 const SWEEP_INTERVAL_MS = 5 * 60_000;
@@ -101,12 +108,13 @@ export function clientIp(req: http.IncomingMessage, trustProxy: number): string 
 }
 
 export class RateLimits {
-  private readonly pool: pg.Pool;
-  private readonly store: Record<Bucket, RateLimiterPostgres>;
+  private readonly pool?: pg.Pool;
+  private readonly redis?: Redis;
+  private readonly store: Record<Bucket, RateLimiterPostgres | RateLimiterRedis>;
   private readonly memory: Record<Bucket, RateLimiterMemory>;
   /** Per key with a store call in flight: the charges waiting to go as the next one (`shared`). */
   private readonly queues = new Map<string, Waiter[]>();
-  private readonly sweeper: NodeJS.Timeout;
+  private readonly sweeper?: NodeJS.Timeout;
   private storeDownUntil = 0;
   private lastWarnAt = 0;
 
@@ -117,41 +125,59 @@ export class RateLimits {
     opts: { connectTimeoutMs?: number; poolSize?: number; /** `databaseUrl` is a transaction-mode pooler (src/db/client.ts). */ pooled?: boolean } = {},
   ) {
     const timeout = Math.min(STORE_TIMEOUT_MS, opts.connectTimeoutMs || STORE_TIMEOUT_MS);
-    this.pool = new pg.Pool({
-      connectionString: databaseUrl,
-      max: opts.poolSize ?? 4,
-      connectionTimeoutMillis: timeout,
-      // Through a pooler: unnamed statements (the library names its own) and the timeout per transaction.
-      ...poolClientOptions({ pooled: opts.pooled, statementTimeoutMs: timeout, clientMarginMs: 500 }),
-      application_name: 'docgraph-ratelimit',
-    });
-    // An idle connection dropped by the server (restart, outage): the next query reconnects.
-    this.pool.on('error', (err) => this.log.debug({ err }, 'rate-limit connection failed'));
     const points: Record<Bucket, number> = { user: config.points, anonymous: config.anonymousPoints };
-    const make = (kind: Bucket) =>
-      new RateLimiterPostgres({
-        storeClient: this.pool,
-        storeType: 'pool',
-        ...RATE_LIMIT_TABLE,
-        tableCreated: true, // the migration creates it: no DDL at run time
-        clearExpiredByTimeout: false, // swept below, on a timer close() stops
-        keyPrefix: kind === 'user' ? 'usr' : 'ip',
-        points: points[kind],
-        duration: config.windowSeconds,
-        // A key at its limit is refused from memory until its window ends: a flood of 429s costs
-        // no database round trip on this process.
-        inMemoryBlockOnConsumed: points[kind],
+    // A key at its limit is refused from memory until its window ends: a flood of 429s costs no
+    // store round trip on this process.
+    const common = (kind: Bucket) => ({ points: points[kind], duration: config.windowSeconds, inMemoryBlockOnConsumed: points[kind] });
+    if (config.redisUrl) {
+      const redis = new Redis(config.redisUrl, {
+        connectionName: 'docgraph-ratelimit',
+        connectTimeout: timeout,
+        // Every command answers within `timeout`, queued while (re)connecting or sent to a frozen
+        // server alike; the failure then counts in memory like a database outage.
+        commandTimeout: timeout,
+        maxRetriesPerRequest: 1,
+        retryStrategy: (times) => Math.min(times * 200, 2_000),
       });
-    this.store = { user: make('user'), anonymous: make('anonymous') };
+      // Connection failures are retried by the client and reported by the charges (one warning).
+      redis.on('error', (err) => this.log.debug({ err }, 'rate-limit redis connection failed'));
+      this.redis = redis;
+      const make = (kind: Bucket) =>
+        new RateLimiterRedis({ storeClient: redis, keyPrefix: `${RATE_LIMIT_REDIS_PREFIX}${kind === 'user' ? 'usr' : 'ip'}`, ...common(kind) });
+      this.store = { user: make('user'), anonymous: make('anonymous') };
+    } else {
+      const pool = new pg.Pool({
+        connectionString: databaseUrl,
+        max: opts.poolSize ?? 4,
+        connectionTimeoutMillis: timeout,
+        // Through a pooler: unnamed statements (the library names its own) and the timeout per transaction.
+        ...poolClientOptions({ pooled: opts.pooled, statementTimeoutMs: timeout, clientMarginMs: 500 }),
+        application_name: 'docgraph-ratelimit',
+      });
+      // An idle connection dropped by the server (restart, outage): the next query reconnects.
+      pool.on('error', (err) => this.log.debug({ err }, 'rate-limit connection failed'));
+      this.pool = pool;
+      const make = (kind: Bucket) =>
+        new RateLimiterPostgres({
+          storeClient: pool,
+          storeType: 'pool',
+          ...RATE_LIMIT_TABLE,
+          tableCreated: true, // the migration creates it: no DDL at run time
+          clearExpiredByTimeout: false, // swept below, on a timer close() stops
+          keyPrefix: kind === 'user' ? 'usr' : 'ip',
+          ...common(kind),
+        });
+      this.store = { user: make('user'), anonymous: make('anonymous') };
+      const { schemaName, tableName } = RATE_LIMIT_TABLE;
+      this.sweeper = setInterval(() => {
+        pool.query(`DELETE FROM "${schemaName}"."${tableName}" WHERE expire < $1`, [Date.now()]).catch(() => {});
+      }, SWEEP_INTERVAL_MS);
+      this.sweeper.unref();
+    }
     this.memory = {
       user: new RateLimiterMemory({ keyPrefix: 'usr', points: points.user, duration: config.windowSeconds }),
       anonymous: new RateLimiterMemory({ keyPrefix: 'ip', points: points.anonymous, duration: config.windowSeconds }),
     };
-    const { schemaName, tableName } = RATE_LIMIT_TABLE;
-    this.sweeper = setInterval(() => {
-      this.pool.query(`DELETE FROM "${schemaName}"."${tableName}" WHERE expire < $1`, [Date.now()]).catch(() => {});
-    }, SWEEP_INTERVAL_MS);
-    this.sweeper.unref();
   }
 
   /** Charge `cost` points to `key`; never throws (the counters' database down: counted in memory). */
@@ -185,7 +211,7 @@ export class RateLimits {
         this.storeDownUntil = Date.now() + STORE_RETRY_MS;
         if (Date.now() - this.lastWarnAt >= WARN_INTERVAL_MS) {
           this.lastWarnAt = Date.now();
-          this.log.warn({ err }, 'rate-limit counters unavailable: counting per process until the database is back');
+          this.log.warn({ err }, `rate-limit counters unavailable: counting per process until ${this.redis ? 'Redis' : 'the database'} is back`);
         }
       }
     }
@@ -215,6 +241,10 @@ export class RateLimits {
       let res: RateLimiterRes;
       let limited = false;
       try {
+        // Redis known to be down (connection lost, reconnecting): fail now rather than after the timeout.
+        if (this.redis && (this.redis.status === 'reconnecting' || this.redis.status === 'close' || this.redis.status === 'end')) {
+          throw new Error(`rate-limit redis ${this.redis.status}`);
+        }
         res = await this.store[key.kind].consume(key.id, batch.reduce((sum, w) => sum + w.cost, 0));
       } catch (err) {
         if (!(err instanceof RateLimiterRes)) {
@@ -321,6 +351,8 @@ export class RateLimits {
 
   async close() {
     clearInterval(this.sweeper);
-    await this.pool.end().catch(() => {});
+    await this.pool?.end().catch(() => {});
+    // No QUIT: a frozen server would never answer it.
+    this.redis?.disconnect();
   }
 }
