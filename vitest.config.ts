@@ -18,6 +18,7 @@ export const SLOW_FILES = [
   'test/lifecycle.test.ts',
   'test/openapi-specs.test.ts',
   'test/pooler.test.ts',
+  'test/replicas.test.ts',
   'test/route-table.test.ts',
   'test/webhooks.test.ts',
   'test/worker-process.test.ts',
