@@ -230,3 +230,19 @@ describe('read replicas', () => {
     expect(app!.replicas!.list[0].status.ok).toBe(false);
   });
 });
+
+describe('configuration and tokens', () => {
+  it('DATABASE_REPLICA_URLS: comma-separated URLs; anything else is refused naming the setting', () => {
+    expect(loadConfig({}).replicas).toEqual({ urls: [], maxLagMs: 1000 });
+    expect(loadConfig({ DATABASE_REPLICA_URLS: ' postgres://a/db , postgres://b/db ,', REPLICA_MAX_LAG_MS: '250' }).replicas).toEqual({ urls: ['postgres://a/db', 'postgres://b/db'], maxLagMs: 250 });
+    expect(() => loadConfig({ DATABASE_REPLICA_URLS: 'postgres://a/db,not a url' })).toThrow(/DATABASE_REPLICA_URLS/);
+    expect(() => loadConfig({ REPLICA_MAX_LAG_MS: '-1' })).toThrow(/REPLICA_MAX_LAG_MS/);
+  });
+
+  it('parses PostgreSQL LSNs and nothing else', () => {
+    expect(parseLsn('0/16B3748')).toBe(0x16b3748n);
+    expect(parseLsn('1/0')).toBe(1n << 32n);
+    expect(parseLsn('FFFFFFFF/FFFFFFFF')).toBe((1n << 64n) - 1n);
+    for (const bad of ['', '16B3748', '0/', '/1', '0/123456789', '0x1/2', '-1/2', '0/1; DROP', '1/2/3']) expect(parseLsn(bad)).toBeUndefined();
+  });
+});
