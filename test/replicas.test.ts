@@ -215,6 +215,18 @@ describe('read replicas', () => {
     expect(t.result).toBe('Written while paused');
   });
 
+  it('a retried write (Idempotency-Key) answers the first token again', async () => {
+    const patch = () =>
+      fetch(`${base}/v1/orgs/${orgId}`, { method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'idempotency-key': 'replica-retry-1' }, body: JSON.stringify({ title: 'Written while paused' }) });
+    const first = await patch();
+    expect(first.status).toBeLessThan(300);
+    const token = first.headers.get(LSN_HEADER);
+    expect(token).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    const again = await patch();
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get(LSN_HEADER)).toBe(token);
+  });
+
   it('a stopped replica: reads fall back to the primary, no 5xx', async () => {
     await replicaSql.end();
     const exited = new Promise((r) => replica!.once('exit', r));
