@@ -172,6 +172,10 @@ describe('read replicas', () => {
     expect(p.count).toBe(0);
     const later = p.result.headers.get(LSN_HEADER);
     expect(parseLsn(later!)! >= parseLsn(token!)!).toBe(true);
+    // A refused write (no valid token) wrote nothing: no token, no statement for one.
+    const refused = await fetch(`${base}/graphql`, { method: 'POST', headers: { authorization: 'Bearer not-a-token-of-anyone', 'content-type': 'application/json' }, body: JSON.stringify({ query: RENAME, variables: { id: orgId, title: 'x' } }) });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get(LSN_HEADER)).toBeNull();
   });
 
   it('with replay paused: a read carrying the write token sees the write (primary); one without it is served by the stale replica; after resume the replica serves it again', async () => {

@@ -88,7 +88,6 @@ function graphqlContext(edge: Edge) {
     // With replicas: a query runs on one (edge.readDb), a mutation's answer carries the
     // read-your-writes token (handleGraphql); decided from the document, not the HTTP method.
     const kind = edge.deps.replicas ? operationKind(params.query, params.operationName, maxTokens) : undefined;
-    if (kind === 'mutation') writes.add(record);
     const db = () => (kind === 'query' ? edge.readDb(req) : Promise.resolve(undefined));
     if (!viewer) {
       // Without credentials only: a token that does not work (revoked, unknown) stays a 401,
@@ -104,6 +103,8 @@ function graphqlContext(edge: Edge) {
     const token = bearerToken(req.headers.authorization)!;
     const revalidate = record.revalidate ?? (() => edge.viewerForToken(token));
     const owner = { tokenId: viewer.tokenId, ip: clientIp(req, config.rateLimit.trustProxy) };
+    // Only a caller's mutation that may run (an unauthenticated one never does).
+    if (kind === 'mutation') writes.add(record);
     return { ...edge.makeContext(viewer, 'graphql', req, record, await db()), live: liveRequestFor(request, revalidate, owner) };
   };
 }
