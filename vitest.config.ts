@@ -19,6 +19,8 @@ export const SLOW_FILES = [
   'test/openapi-specs.test.ts',
   'test/pooler.test.ts',
   'test/rate-limits-redis.test.ts',
+
+  'test/replicas.test.ts',
   'test/route-table.test.ts',
   'test/webhooks.test.ts',
   'test/worker-process.test.ts',

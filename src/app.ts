@@ -6,6 +6,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createPrisma, onSecondConnectionInTransaction } from './db/client.ts';
 import { ReadyProbe } from './db/check.ts';
+import { Replicas } from './db/replicas.ts';
 import type { TaskDeps } from './domain/context.ts';
 import { onTransactionRetry } from './db/transaction.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
@@ -84,9 +85,19 @@ export async function createApp(opts: {
   const obs = new Observability({ config, log, onQuery, pool });
   // Counters in the database, shared by every process, with their own small pool (rate-limit.ts).
   const rateLimits = config.rateLimit.enabled ? new RateLimits(config.rateLimit, databaseUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs, pooled }) : undefined;
+  // Streaming replicas for GraphQL queries and REST reads (db/replicas.ts); statements there count for the request like the primary's.
+  const replicas = config.replicas.urls.length
+    ? new Replicas(config.replicas.urls, {
+        maxLagMs: config.replicas.maxLagMs,
+        poolSize: opts.poolSize,
+        timeouts: { statementTimeoutMs: config.dbStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
+        log,
+        listeners,
+      })
+    : undefined;
   // `/readyz` on a connection of its own: answers whatever the request pool is doing.
   const readyProbe = new ReadyProbe(databaseUrl);
-  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs, rateLimits, ready: () => readyProbe.ready() });
+  const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs, rateLimits, replicas, ready: () => readyProbe.ready() });
   obs.watch({ publishedCache: server.publishedCache.stats, live, tokens, caches: () => cacheSizes(config, server) });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
@@ -120,6 +131,8 @@ export async function createApp(opts: {
     live,
     /** The token cache, when TOKEN_CACHE is on. */
     tokens,
+    /** The read replicas, when DATABASE_REPLICA_URLS is set. */
+    replicas,
     clock,
     config,
     /** Set on the first run on an empty database: the admin's token, shown once. */
@@ -156,6 +169,7 @@ export async function createApp(opts: {
       await rateLimits?.close();
       await jobsDb?.disconnect();
       await readyProbe.close();
+      await replicas?.close();
       await disconnect();
       obs.close();
     },

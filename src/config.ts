@@ -168,6 +168,20 @@ const EnvSchema = z.object({
     .url()
     .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
     .optional(),
+
+  /** Streaming replicas of DATABASE_URL's database, comma-separated: GraphQL queries and REST reads run there (src/db/replicas.ts). */
+  DATABASE_REPLICA_URLS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const urls = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      for (const u of urls) {
+        if (!z.string().url().safeParse(u).success) ctx.addIssue({ code: 'custom', message: `not a URL: ${u.replace(/\/\/[^@/]*@/, '//…@')}` });
+      }
+      return urls;
+    }),
+  /** A replica whose replay lags more than this is skipped, ms. */
+  REPLICA_MAX_LAG_MS: z.coerce.number().int().min(0).max(3_600_000).default(1000),
 }).refine((e) => e.LISTEN_STALL_RECONNECT_MS >= 2 * e.LISTEN_HEALTH_MS, {
   path: ['LISTEN_STALL_RECONNECT_MS'],
   message: 'must be at least twice LISTEN_HEALTH_MS',
@@ -262,6 +276,8 @@ export type Config = {
   /** Imports (src/domain/imports.ts): archive limits (src/lib/zip-reader.ts) and the REST wait. */
   imports: { maxEntries: number; maxEntryBytes: number; maxTotalBytes: number; waitSeconds: number; timeoutSeconds: number; workerHeapMb: number };
   /** The shared-cache purge feed (src/http/purge.ts); `url` undefined = off. */
+  /** Streaming replicas for reads (src/db/replicas.ts); empty = every request on the primary. */
+  replicas: { urls: string[]; maxLagMs: number };
   purge: { url?: string; style: 'varnish-ban' | 'xkey' | 'http'; token?: string; intervalMs: number; repeatSeconds: number; timeoutMs: number };
   /** The markdown parsing pool (src/lib/markdown-pool.ts). */
   markdown: { timeoutMs: number; threads: number; maxNesting: number };
@@ -395,6 +411,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     markdown: { timeoutMs: e.MARKDOWN_PARSE_TIMEOUT_MS, threads: e.MARKDOWN_THREADS, maxNesting: e.MARKDOWN_MAX_NESTING },
     visitorKeyOverlapSeconds: e.VISITOR_KEY_OVERLAP_SECONDS,
     imports: { maxEntries: e.IMPORT_MAX_ENTRIES, maxEntryBytes: e.IMPORT_MAX_ENTRY_BYTES, maxTotalBytes: e.IMPORT_MAX_TOTAL_BYTES, waitSeconds: e.IMPORT_WAIT_SECONDS, timeoutSeconds: e.IMPORT_TIMEOUT_SECONDS, workerHeapMb: e.IMPORT_WORKER_HEAP_MB },
+    replicas: { urls: e.DATABASE_REPLICA_URLS, maxLagMs: e.REPLICA_MAX_LAG_MS },
     purge: { url: e.PURGE_URL, style: e.PURGE_STYLE, token: e.PURGE_TOKEN, intervalMs: e.PURGE_INTERVAL_MS, repeatSeconds: e.PURGE_REPEAT_SECONDS, timeoutMs: e.PURGE_TIMEOUT_MS },
   };
 }

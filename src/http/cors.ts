@@ -20,12 +20,12 @@ import { appendVary } from './compression.ts';
 /** Methods a cross-origin page may use (the same on every path: the route answers 404/405 itself). */
 export const CORS_ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
 /** Request headers a cross-origin page may send besides the CORS-safelisted ones. */
-export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Accept, X-Request-Id, If-None-Match, If-Match, If-Modified-Since, X-Visitor-Token, Idempotency-Key';
+export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Accept, X-Request-Id, If-None-Match, If-Match, If-Modified-Since, X-Visitor-Token, Idempotency-Key, X-Docgraph-Lsn';
 /**
  * Response headers a cross-origin page may read besides the CORS-safelisted ones (WWW-Authenticate:
  * so a page tells "no token" from "this token stopped working", `error="invalid_token"`).
  */
-export const CORS_EXPOSE_HEADERS = 'X-Request-Id, ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Location, WWW-Authenticate, Idempotent-Replayed';
+export const CORS_EXPOSE_HEADERS = 'X-Request-Id, ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Location, WWW-Authenticate, Idempotent-Replayed, X-Docgraph-Lsn';
 /** How long a browser may reuse a preflight answer, seconds (Chrome caps it at 2 hours). */
 export const CORS_MAX_AGE = 600;
 

@@ -6,6 +6,7 @@ import type http from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
+import { LSN_HEADER, parseLsn, type Replicas } from '../db/replicas.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Services } from '../services.ts';
@@ -19,7 +20,7 @@ import { BodyBudget, readBody, type BodyLimits, type ReadOptions } from './limit
 import { clientIp, type RateLimits } from './rate-limit.ts';
 import { noteViewer, type Observability } from './observability.ts';
 
-export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache; obs: Observability; rateLimits?: RateLimits };
+export type AppDeps = { prisma: Db; config: Config; clock: Clock; log: Logger; services: Services; schema: GraphQLSchema; rest: RestRouter; tokens?: TokenCache; obs: Observability; rateLimits?: RateLimits; replicas?: Replicas };
 
 export const UNAUTHENTICATED_MESSAGE = unauthenticated().message;
 /** A `published`-scoped token asked for something else than a published read (403). */
@@ -51,9 +52,40 @@ export function createEdge(deps: AppDeps) {
       }
       return record.viewer;
     },
-    /** The context of one operation; the request's `X-Visitor-Token` header goes on it. */
-    makeContext(viewer: Viewer | null, source: 'rest' | 'graphql', req?: http.IncomingMessage, record?: RequestRecord): Context {
-      const ctx = createContext({ prisma, config, clock: deps.clock, log: deps.log, viewer, source, services: deps.services }, record);
+    /**
+     * The client a read (a GraphQL query, a REST GET read) runs on: a fit replica
+     * (src/db/replicas.ts), else the primary. A read-your-writes token (`X-Docgraph-Lsn`) the
+     * request carries must have been replayed; one that does not parse sends it to the primary.
+     * Only the operation runs there: the token lookup and the rate limiter stay on the primary.
+     */
+    async readDb(req: http.IncomingMessage): Promise<Db> {
+      const replicas = deps.replicas;
+      if (!replicas?.list.length) return prisma;
+      const header = req.headers[LSN_HEADER.toLowerCase()];
+      let minLsn: bigint | undefined;
+      if (header !== undefined) {
+        minLsn = typeof header === 'string' ? parseLsn(header) : undefined;
+        if (minLsn === undefined) return prisma;
+      }
+      return (await replicas.pick(minLsn))?.prisma ?? prisma;
+    },
+    /**
+     * After a write, with replicas configured: the primary's WAL position (past the write's
+     * commit) as the read-your-writes token on the answer. Call before the answer's headers go out.
+     */
+    async tagWrite(res: http.ServerResponse): Promise<void> {
+      if (!deps.replicas?.list.length || res.headersSent) return;
+      try {
+        const rows = await prisma.$queryRawUnsafe<Array<{ lsn: string }>>('SELECT pg_current_wal_lsn()::text AS lsn');
+        if (!res.headersSent) res.setHeader(LSN_HEADER, rows[0].lsn);
+      } catch (err) {
+        // The write is done: answer it; the client's next read may then be served by a lagging replica.
+        deps.log.warn({ err }, 'could not read the WAL position after a write');
+      }
+    },
+    /** The context of one operation; the request's `X-Visitor-Token` header goes on it. `db`: a read's client (`readDb`), default the primary. */
+    makeContext(viewer: Viewer | null, source: 'rest' | 'graphql', req?: http.IncomingMessage, record?: RequestRecord, db: Db = prisma): Context {
+      const ctx = createContext({ prisma: db, config, clock: deps.clock, log: deps.log, viewer, source, services: deps.services }, record);
       // A visitor token for published reads (src/auth/visitor-tokens.ts); one value, bounded like any header.
       const visitorToken = req?.headers['x-visitor-token'];
       if (typeof visitorToken === 'string' && visitorToken.length > 0) ctx.visitorToken = visitorToken;

@@ -85,10 +85,14 @@ function graphqlContext(edge: Edge) {
     if (isIntrospectionOnly(params.query, maxTokens)) return edge.makeContext(null, 'graphql', undefined, record);
     const viewer = await edge.viewerFor(req, record);
     const publishedRead = () => isPublishedReadQuery(params.query, params.operationName, maxTokens);
+    // With replicas: a query runs on one (edge.readDb), a mutation's answer carries the
+    // read-your-writes token (handleGraphql); decided from the document, not the HTTP method.
+    const kind = edge.deps.replicas ? operationKind(params.query, params.operationName, maxTokens) : undefined;
+    const db = () => (kind === 'query' ? edge.readDb(req) : Promise.resolve(undefined));
     if (!viewer) {
       // Without credentials only: a token that does not work (revoked, unknown) stays a 401,
       // so its holder learns it rather than silently reading as the anonymous reader.
-      if (req.headers.authorization === undefined && publishedRead()) return edge.makeContext(null, 'graphql', req, record);
+      if (req.headers.authorization === undefined && publishedRead()) return edge.makeContext(null, 'graphql', req, record, await db());
       throw new GraphQLError(UNAUTHENTICATED_MESSAGE, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
     }
     if (viewer.scope && !publishedRead()) {
@@ -99,8 +103,27 @@ function graphqlContext(edge: Edge) {
     const token = bearerToken(req.headers.authorization)!;
     const revalidate = record.revalidate ?? (() => edge.viewerForToken(token));
     const owner = { tokenId: viewer.tokenId, ip: clientIp(req, config.rateLimit.trustProxy) };
-    return { ...edge.makeContext(viewer, 'graphql', req, record), live: liveRequestFor(request, revalidate, owner) };
+    // Only a caller's mutation that may run (an unauthenticated one never does).
+    if (kind === 'mutation') writes.add(record);
+    return { ...edge.makeContext(viewer, 'graphql', req, record, await db()), live: liveRequestFor(request, revalidate, owner) };
   };
+}
+
+/** Requests whose operation is a mutation (with replicas only): their answer gets the read-your-writes token. */
+const writes = new WeakSet<RequestRecord>();
+
+/** The type of the operation that runs (`operationName`, else the only one); undefined when the text does not parse or names none. */
+function operationKind(query: unknown, operationName: string | null | undefined, maxTokens: number): OperationDefinitionNode['operation'] | undefined {
+  if (typeof query !== 'string') return undefined;
+  let document: DocumentNode;
+  try {
+    document = parse(query, { noLocation: true, maxTokens });
+  } catch {
+    return undefined;
+  }
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
+  return operation?.operation;
 }
 
 /** Yoga's plugins, in order. */
@@ -183,7 +206,10 @@ async function handleGraphql(edge: Edge, yoga: YogaServerInstance<ServerContext,
   try {
     const tooDeep = jsonTooDeep(body, maxJsonDepth);
     if (tooDeep) return await refuse(tooDeep, false);
-    return await writeFetchResponse(res, await yoga.handleRequest(fetchRequest(yoga, req, req.method ?? 'POST', body), serverContext));
+    const response = await yoga.handleRequest(fetchRequest(yoga, req, req.method ?? 'POST', body), serverContext);
+    // A mutation has committed (or failed) by now: its answer carries the read-your-writes token.
+    if (writes.has(record)) await edge.tagWrite(res);
+    return await writeFetchResponse(res, response);
   } finally {
     release();
   }

@@ -31,8 +31,8 @@ export const CLAIM_LEASE_MS = 60_000;
 export const KEY_RETENTION_HOURS = 24;
 /** Answers larger than this are not kept: a retry of such a write gets a 409 saying it was applied. */
 export const STORED_BODY_MAX = 1024 * 1024;
-/** The answer headers a replay carries again (the rest belong to the connection or the moment). */
-const REPLAYED_HEADERS = ['content-type', 'content-encoding', 'location', 'etag', 'vary'];
+/** The answer headers a replay carries again (the rest belong to the connection or the moment; the read-your-writes token stays valid). */
+const REPLAYED_HEADERS = ['content-type', 'content-encoding', 'location', 'etag', 'vary', 'x-docgraph-lsn'];
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 

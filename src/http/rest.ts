@@ -3,7 +3,7 @@
 // document; the answer with its ETag (and shared-cache headers for an anonymous published read).
 // Also the OpenAPI document of /v1, generated from the route table at start-up.
 import type http from 'node:http';
-import { execute, parse, type ExecutionArgs } from 'graphql';
+import { Kind, execute, parse, type DocumentNode, type ExecutionArgs } from 'graphql';
 import { errorBody } from '../lib/errors.ts';
 import { sharedCacheable } from '../auth/audience.ts';
 import type { Context, RequestRecord } from '../graphql/context.ts';
@@ -56,12 +56,16 @@ async function handleRest(edge: Edge, req: http.IncomingMessage, res: http.Serve
     const raw = body.toString('utf8');
     if (match.route.body && body.length > 0) requireJsonContentType(req.headers['content-type']);
     if (match.route.body) requireJsonDepth(raw, config.limits.maxJsonDepth);
-    const ctx = edge.makeContext(viewer, 'rest', req, record);
+    // A GET of a query document may run on a replica (edge.readDb); any other method is a write.
+    const reading = method === 'GET' || method === 'HEAD';
+    const db = reading && edge.deps.replicas && isQueryDocument(match.route.doc) ? await edge.readDb(req) : undefined;
+    const ctx = edge.makeContext(viewer, 'rest', req, record, db);
     const params = match.params ?? {};
     // A published GET goes through the published cache, as the same read over GraphQL does.
     const read = match.route.published && (method === 'GET' || method === 'HEAD') ? publishedCache : undefined;
     const run = read ? (args: ExecutionArgs) => read.execute(ctx, args, async () => execute(args), !viewer) : undefined;
     const out = await rest.handle(match.route, params, target.searchParams, raw, ctx, run);
+    if (!reading) await edge.tagWrite(res);
     for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
     if (out.body === undefined) {
       res.statusCode = out.status;
@@ -76,6 +80,12 @@ async function handleRest(edge: Edge, req: http.IncomingMessage, res: http.Serve
   } finally {
     release();
   }
+}
+
+/** A route's document is a single query operation (REST documents hold one operation). */
+function isQueryDocument(doc: DocumentNode): boolean {
+  const operations = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  return operations.length === 1 && operations[0].operation === 'query';
 }
 
 /**
