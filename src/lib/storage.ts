@@ -1,5 +1,6 @@
-// Uploaded and generated files. Local disk by default; an object store implements the same
-// interface (put/get/delete/list by key). The hourly sweep of stored bytes no row refers to any
+// Uploaded and generated files, by key. In PostgreSQL by default (`PostgresFileStorage`, the
+// "FileBlob" table), so every gateway process behind a load balancer serves what any of them
+// stored; on local disk with FILE_STORAGE=disk (one process, or FILES_DIR on a shared volume). The hourly sweep of stored bytes no row refers to any
 // more is in cleanup.ts.
 //
 // Bytes are written before the transaction that records them commits (a row must never point
@@ -9,9 +10,8 @@
 // transaction that could still commit a reference to them.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Db } from '../db/client.ts';
-import type { Clock } from './clock.ts';
-import type { Logger } from 'pino';
+import pg from 'pg';
+import { poolClientOptions } from '../db/client.ts';
 
 export interface FileStorage {
   put(key: string, data: Buffer, contentType: string): Promise<void>;
@@ -19,6 +19,8 @@ export interface FileStorage {
   delete(key: string): Promise<void>;
   /** Every stored key with its last change (for the orphan sweep). */
   list(): AsyncIterable<{ key: string; modifiedAt: Date }>;
+  /** Release what the store holds open (connections); the app calls it on close. */
+  close?(): Promise<void>;
 }
 
 export class LocalDiskStorage implements FileStorage {
@@ -74,5 +76,77 @@ export class LocalDiskStorage implements FileStorage {
   }
 }
 
-// ------------------------------------------------------------------ the orphan sweep
+// ------------------------------------------------------------------ PostgreSQL
+
+/** Keys per page of `list()`: the sweep walks the table in key order, one page in memory at a time. */
+export const LIST_PAGE_SIZE = 500;
+
+/** pg type parsers that hand every column of a binary-format result over as its bytes. */
+const RAW_BYTES = { getTypeParser: () => (value: Buffer) => value };
+
+/**
+ * Bytes in PostgreSQL, one row per key (table "FileBlob", bytea), shared by every process on the
+ * database. It has a small pool of its own, not the request pool: blobs are written while a
+ * transaction's callback runs (before its commit, see above), and a second connection from the
+ * request pool there could deadlock it. Each put commits on its own, so the bytes are there
+ * before the row that refers to them; a rolled-back transaction leaves an orphan for the sweep.
+ * Bytes travel in binary both ways (a bytea's text form would double them in memory).
+ */
+export class PostgresFileStorage implements FileStorage {
+  private readonly pool: pg.Pool;
+
+  constructor(
+    databaseUrl: string,
+    opts: { poolSize?: number; pooled?: boolean; statementTimeoutMs?: number; connectTimeoutMs?: number } = {},
+  ) {
+    this.pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: opts.poolSize ?? 4,
+      keepAlive: true,
+      ...poolClientOptions({ pooled: opts.pooled, statementTimeoutMs: opts.statementTimeoutMs }),
+      ...(opts.connectTimeoutMs ? { connectionTimeoutMillis: opts.connectTimeoutMs } : {}),
+    });
+    // A connection dropped while idle (a database restart) fails the next query, not the process.
+    this.pool.on('error', () => {});
+  }
+
+  async put(key: string, data: Buffer, contentType: string) {
+    await this.pool.query(
+      `INSERT INTO "FileBlob" ("key", "content", "contentType", "size", "modifiedAt") VALUES ($1, $2, $3, $4, now() AT TIME ZONE 'UTC')
+       ON CONFLICT ("key") DO UPDATE SET "content" = EXCLUDED."content", "contentType" = EXCLUDED."contentType", "size" = EXCLUDED."size", "modifiedAt" = EXCLUDED."modifiedAt"`,
+      [key, data, contentType, data.length],
+    );
+  }
+
+  async get(key: string) {
+    // In binary format the bytea arrives as its bytes; pg would turn an unknown binary type into
+    // a string, so this query's one column is taken as is.
+    const query = { text: 'SELECT "content" FROM "FileBlob" WHERE "key" = $1', values: [key], binary: true, types: RAW_BYTES };
+    const r = await this.pool.query<{ content: Buffer }>(query as pg.QueryConfig);
+    return r.rows[0]?.content ?? null;
+  }
+
+  async delete(key: string) {
+    await this.pool.query('DELETE FROM "FileBlob" WHERE "key" = $1', [key]);
+  }
+
+  async *list(): AsyncIterable<{ key: string; modifiedAt: Date }> {
+    // Keyset pages (modifiedAt is UTC, as Prisma stores timestamps): rows deleted or added while the caller works on a page do not shift the next.
+    let after: string | null = null;
+    for (;;) {
+      const r: pg.QueryResult<{ key: string; modifiedAt: Date }> = await this.pool.query(
+        // The column's collation is "C" (byte order), so the primary key's index serves both.
+        `SELECT "key", "modifiedAt" AT TIME ZONE 'UTC' AS "modifiedAt" FROM "FileBlob" WHERE $1::text IS NULL OR "key" > $1 ORDER BY "key" LIMIT ${LIST_PAGE_SIZE}`,
+        [after],
+      );
+      for (const row of r.rows) yield row;
+      if (r.rows.length < LIST_PAGE_SIZE) return;
+      after = r.rows[r.rows.length - 1].key;
+    }
+  }
+
+  async close() {
+    await this.pool.end();
+  }
+}
 
