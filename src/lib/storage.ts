@@ -81,8 +81,8 @@ export class LocalDiskStorage implements FileStorage {
 /** Keys per page of `list()`: the sweep walks the table in key order, one page in memory at a time. */
 export const LIST_PAGE_SIZE = 500;
 
-/** pg type parsers that hand every column of a binary-format result over as its bytes. */
-const RAW_BYTES = { getTypeParser: () => (value: Buffer) => value };
+/** Blobs larger than this are read in slices of this size. */
+const READ_SLICE_BYTES = 1024 * 1024;
 
 /**
  * Bytes in PostgreSQL, one row per key (table "FileBlob", bytea), shared by every process on the
@@ -90,7 +90,7 @@ const RAW_BYTES = { getTypeParser: () => (value: Buffer) => value };
  * transaction's callback runs (before its commit, see above), and a second connection from the
  * request pool there could deadlock it. Each put commits on its own, so the bytes are there
  * before the row that refers to them; a rolled-back transaction leaves an orphan for the sweep.
- * Bytes travel in binary both ways (a bytea's text form would double them in memory).
+ * Writes send the bytes in binary; reads come in slices (see `get`).
  */
 export class PostgresFileStorage implements FileStorage {
   private readonly pool: pg.Pool;
@@ -118,12 +118,37 @@ export class PostgresFileStorage implements FileStorage {
     );
   }
 
-  async get(key: string) {
-    // In binary format the bytea arrives as its bytes; pg would turn an unknown binary type into
-    // a string, so this query's one column is taken as is.
-    const query = { text: 'SELECT "content" FROM "FileBlob" WHERE "key" = $1', values: [key], binary: true, types: RAW_BYTES };
-    const r = await this.pool.query<{ content: Buffer }>(query as pg.QueryConfig);
-    return r.rows[0]?.content ?? null;
+  async get(key: string): Promise<Buffer | null> {
+    // pg reads bytea in its hex text form (two characters a byte): a large blob is read in
+    // slices into one buffer of its size, so the text form of one slice is all that is extra.
+    const head = await this.pool.query<{ size: number; content: Buffer | null }>(
+      `SELECT "size", CASE WHEN "size" <= ${READ_SLICE_BYTES} THEN "content" END AS "content" FROM "FileBlob" WHERE "key" = $1`,
+      [key],
+    );
+    const row = head.rows[0];
+    if (!row) return null;
+    if (row.content) return row.content;
+    const client = await this.pool.connect();
+    try {
+      // One snapshot for every slice: a put under the same key meanwhile cannot mix two versions.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const out = Buffer.allocUnsafe(row.size);
+      let at = 0;
+      while (at < row.size) {
+        const r = await client.query<{ part: Buffer }>('SELECT substring("content" FROM $2::int FOR $3::int) AS "part" FROM "FileBlob" WHERE "key" = $1', [key, at + 1, READ_SLICE_BYTES]);
+        const part = r.rows[0]?.part;
+        if (!part || part.length === 0) break;
+        at += part.copy(out, at);
+      }
+      await client.query('COMMIT');
+      // Gone or changed size since the first read: as if read a moment later.
+      return at === row.size ? out : this.get(key);
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      client.release();
+    }
   }
 
   async delete(key: string) {
