@@ -1,7 +1,7 @@
 // Uploaded and generated files, by key. In PostgreSQL by default (`PostgresFileStorage`, the
 // "FileBlob" table), so every gateway process behind a load balancer serves what any of them
-// stored; on local disk with FILE_STORAGE=disk (one process, or FILES_DIR on a shared volume). The hourly sweep of stored bytes no row refers to any
-// more is in cleanup.ts.
+// stored; on local disk with FILE_STORAGE=disk (one process, or FILES_DIR on a shared volume).
+// The hourly sweep of stored bytes no row refers to any more is in cleanup.ts.
 //
 // Bytes are written before the transaction that records them commits (a row must never point
 // at missing bytes), and deleted after the transaction that drops the row. A transaction that
