@@ -17,13 +17,13 @@ import { buildRestRouter } from './rest/index.ts';
 import { createHttpServer } from './http/server.ts';
 import { drainHttpServer } from './http/drain.ts';
 import { Observability, withRequestIds } from './http/observability.ts';
-import { LocalDiskStorage, type FileStorage } from './lib/storage.ts';
+import type { FileStorage } from './lib/storage.ts';
 import { Jobs } from './jobs.ts';
 import { tasks } from './tasks.ts';
 import { TokenCache } from './auth/token-cache.ts';
 import { RateLimits } from './http/rate-limit.ts';
 import { EventFeed } from './events/feed.ts';
-import type { Services } from './services.ts';
+import { createFileStorage, type Services } from './services.ts';
 import { bootstrapIfEmpty } from './domain/users.ts';
 import { configureMarkdownPool, startMarkdownPool } from './lib/markdown-pool.ts';
 import { currentRequest } from './http/request-context.ts';
@@ -72,7 +72,9 @@ export async function createApp(opts: {
   // Webhook deliveries wait on strangers' servers: a pool of workers of their own (src/tasks.ts).
   // The queue needs a session (graphile-worker's LISTEN, named statements, advisory locks).
   const jobs = new Jobs(directUrl, log, tasks, { connectTimeoutMs: config.dbConnectTimeoutMs, pools: { webhooks: config.webhookDelivery.concurrency } });
-  const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
+  // A storage given by the caller is the caller's to close.
+  const ownStorage = opts.storage ? undefined : createFileStorage(config, databaseUrl, { pooled });
+  const services: Services = { storage: opts.storage ?? ownStorage!, jobs };
   const rest = buildRestRouter(schema);
   // Token → viewer per process, invalidated across processes by LISTEN/NOTIFY (token-cache.ts).
   const tokens = config.tokenCache ? new TokenCache(directUrl, log, { connectTimeoutMs: config.dbConnectTimeoutMs, health: config.listenHealth }) : undefined;
@@ -170,6 +172,8 @@ export async function createApp(opts: {
       await jobsDb?.disconnect();
       await readyProbe.close();
       await replicas?.close();
+
+      await ownStorage?.close?.();
       await disconnect();
       obs.close();
     },
@@ -205,7 +209,8 @@ export async function createWorker(opts: { config: Config; directUrl: string; cl
   configureMarkdownPool({ ...config.markdown, tenantOf: () => 'background' });
   await startMarkdownPool();
   const jobs = new Jobs(directUrl, log, tasks, { connectTimeoutMs: config.dbConnectTimeoutMs, pools: { webhooks: config.webhookDelivery.concurrency } });
-  const services: Services = { storage: opts.storage ?? new LocalDiskStorage(config.filesDir), jobs };
+  const ownStorage = opts.storage ? undefined : createFileStorage(config, directUrl);
+  const services: Services = { storage: opts.storage ?? ownStorage!, jobs };
   const jobsDb = createPrisma(directUrl, {
     poolSize: 3,
     timeouts: { statementTimeoutMs: config.dbJobStatementTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs },
@@ -222,6 +227,7 @@ export async function createWorker(opts: { config: Config; directUrl: string; cl
       if (closed) return;
       closed = true;
       await jobs.stop();
+      await ownStorage?.close?.();
       await jobsDb.disconnect();
     },
   };

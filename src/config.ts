@@ -182,6 +182,9 @@ const EnvSchema = z.object({
     }),
   /** A replica whose replay lags more than this is skipped, ms. */
   REPLICA_MAX_LAG_MS: z.coerce.number().int().min(0).max(3_600_000).default(1000),
+
+  /** Where uploaded and generated files are stored: `postgres` (the database, shared by every process) or `disk` (FILES_DIR). */
+  FILE_STORAGE: z.enum(['postgres', 'disk']).default('postgres'),
 }).refine((e) => e.LISTEN_STALL_RECONNECT_MS >= 2 * e.LISTEN_HEALTH_MS, {
   path: ['LISTEN_STALL_RECONNECT_MS'],
   message: 'must be at least twice LISTEN_HEALTH_MS',
@@ -205,6 +208,7 @@ export type Config = {
   publicUrl: string;
   appUrl: string;
   dataDir: string;
+  /** Used when `fileStorage` is `disk`. */
   filesDir: string;
   adminToken?: string;
   adminEmail: string;
@@ -285,6 +289,8 @@ export type Config = {
   pdfExport: { timeoutMs: number; maxBytes: number; maxHeapMb: number };
   /** Seconds a rotated-out visitor key keeps verifying tokens (src/domain/visitor-keys.ts). */
   visitorKeyOverlapSeconds: number;
+  /** Where file bytes live (src/services.ts createFileStorage): the database, or `filesDir`. */
+  fileStorage: 'postgres' | 'disk';
 };
 
 export type WebhookDeliveryConfig = {
@@ -413,6 +419,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imports: { maxEntries: e.IMPORT_MAX_ENTRIES, maxEntryBytes: e.IMPORT_MAX_ENTRY_BYTES, maxTotalBytes: e.IMPORT_MAX_TOTAL_BYTES, waitSeconds: e.IMPORT_WAIT_SECONDS, timeoutSeconds: e.IMPORT_TIMEOUT_SECONDS, workerHeapMb: e.IMPORT_WORKER_HEAP_MB },
     replicas: { urls: e.DATABASE_REPLICA_URLS, maxLagMs: e.REPLICA_MAX_LAG_MS },
     purge: { url: e.PURGE_URL, style: e.PURGE_STYLE, token: e.PURGE_TOKEN, intervalMs: e.PURGE_INTERVAL_MS, repeatSeconds: e.PURGE_REPEAT_SECONDS, timeoutMs: e.PURGE_TIMEOUT_MS },
+    fileStorage: e.FILE_STORAGE,
   };
 }
 

@@ -1,6 +1,7 @@
 // Long-lived collaborators handed to every request: file storage, background jobs, fetch policy.
 // Area modules reach them through `ctx.services` so tests can swap them.
-import type { FileStorage } from './lib/storage.ts';
+import { LocalDiskStorage, PostgresFileStorage, type FileStorage } from './lib/storage.ts';
+import type { Config } from './config.ts';
 import type { Jobs } from './jobs.ts';
 import type { TokenCache } from './auth/token-cache.ts';
 import type { EventFeed } from './events/feed.ts';
@@ -13,3 +14,19 @@ export type Services = {
   /** The live event feed (GraphQL subscriptions); absent in jobs and the CLI. */
   live?: EventFeed;
 };
+
+/** A blob write or read may take longer than an API statement (a PDF of tens of MB), never unbounded. */
+const BLOB_STATEMENT_TIMEOUT_MS = 60_000;
+
+/**
+ * The file storage FILE_STORAGE names: the database at `databaseUrl` (`pooled`: a
+ * transaction-mode pooler, src/db/client.ts), or the local directory FILES_DIR.
+ */
+export function createFileStorage(config: Config, databaseUrl: string, opts: { pooled?: boolean } = {}): FileStorage {
+  if (config.fileStorage === 'disk') return new LocalDiskStorage(config.filesDir);
+  return new PostgresFileStorage(databaseUrl, {
+    pooled: opts.pooled,
+    statementTimeoutMs: config.dbStatementTimeoutMs === 0 ? 0 : Math.max(config.dbStatementTimeoutMs, BLOB_STATEMENT_TIMEOUT_MS),
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+  });
+}

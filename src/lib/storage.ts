@@ -1,6 +1,7 @@
-// Uploaded and generated files. Local disk by default; an object store implements the same
-// interface (put/get/delete/list by key). The hourly sweep of stored bytes no row refers to any
-// more is in cleanup.ts.
+// Uploaded and generated files, by key. In PostgreSQL by default (`PostgresFileStorage`, the
+// "FileBlob" table), so every gateway process behind a load balancer serves what any of them
+// stored; on local disk with FILE_STORAGE=disk (one process, or FILES_DIR on a shared volume).
+// The hourly sweep of stored bytes no row refers to any more is in cleanup.ts.
 //
 // Bytes are written before the transaction that records them commits (a row must never point
 // at missing bytes), and deleted after the transaction that drops the row. A transaction that
@@ -9,9 +10,8 @@
 // transaction that could still commit a reference to them.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Db } from '../db/client.ts';
-import type { Clock } from './clock.ts';
-import type { Logger } from 'pino';
+import pg from 'pg';
+import { poolClientOptions } from '../db/client.ts';
 
 export interface FileStorage {
   put(key: string, data: Buffer, contentType: string): Promise<void>;
@@ -19,6 +19,8 @@ export interface FileStorage {
   delete(key: string): Promise<void>;
   /** Every stored key with its last change (for the orphan sweep). */
   list(): AsyncIterable<{ key: string; modifiedAt: Date }>;
+  /** Release what the store holds open (connections); the app calls it on close. */
+  close?(): Promise<void>;
 }
 
 export class LocalDiskStorage implements FileStorage {
@@ -74,5 +76,102 @@ export class LocalDiskStorage implements FileStorage {
   }
 }
 
-// ------------------------------------------------------------------ the orphan sweep
+// ------------------------------------------------------------------ PostgreSQL
+
+/** Keys per page of `list()`: the sweep walks the table in key order, one page in memory at a time. */
+export const LIST_PAGE_SIZE = 500;
+
+/** Blobs larger than this are read in slices of this size. */
+const READ_SLICE_BYTES = 1024 * 1024;
+
+/**
+ * Bytes in PostgreSQL, one row per key (table "FileBlob", bytea), shared by every process on the
+ * database. It has a small pool of its own, not the request pool: blobs are written while a
+ * transaction's callback runs (before its commit, see above), and a second connection from the
+ * request pool there could deadlock it. Each put commits on its own, so the bytes are there
+ * before the row that refers to them; a rolled-back transaction leaves an orphan for the sweep.
+ * Writes send the bytes in binary; reads come in slices (see `get`).
+ */
+export class PostgresFileStorage implements FileStorage {
+  private readonly pool: pg.Pool;
+
+  constructor(
+    databaseUrl: string,
+    opts: { poolSize?: number; pooled?: boolean; statementTimeoutMs?: number; connectTimeoutMs?: number } = {},
+  ) {
+    this.pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: opts.poolSize ?? 4,
+      keepAlive: true,
+      ...poolClientOptions({ pooled: opts.pooled, statementTimeoutMs: opts.statementTimeoutMs }),
+      ...(opts.connectTimeoutMs ? { connectionTimeoutMillis: opts.connectTimeoutMs } : {}),
+    });
+    // A connection dropped while idle (a database restart) fails the next query, not the process.
+    this.pool.on('error', () => {});
+  }
+
+  async put(key: string, data: Buffer, contentType: string) {
+    await this.pool.query(
+      `INSERT INTO "FileBlob" ("key", "content", "contentType", "size", "modifiedAt") VALUES ($1, $2, $3, $4, now() AT TIME ZONE 'UTC')
+       ON CONFLICT ("key") DO UPDATE SET "content" = EXCLUDED."content", "contentType" = EXCLUDED."contentType", "size" = EXCLUDED."size", "modifiedAt" = EXCLUDED."modifiedAt"`,
+      [key, data, contentType, data.length],
+    );
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    // pg reads bytea in its hex text form (two characters a byte): a large blob is read in
+    // slices into one buffer of its size, so the text form of one slice is all that is extra.
+    const head = await this.pool.query<{ size: number; content: Buffer | null }>(
+      `SELECT "size", CASE WHEN "size" <= ${READ_SLICE_BYTES} THEN "content" END AS "content" FROM "FileBlob" WHERE "key" = $1`,
+      [key],
+    );
+    const row = head.rows[0];
+    if (!row) return null;
+    if (row.content) return row.content;
+    const client = await this.pool.connect();
+    try {
+      // One snapshot for every slice: a put under the same key meanwhile cannot mix two versions.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const out = Buffer.allocUnsafe(row.size);
+      let at = 0;
+      while (at < row.size) {
+        const r = await client.query<{ part: Buffer }>('SELECT substring("content" FROM $2::int FOR $3::int) AS "part" FROM "FileBlob" WHERE "key" = $1', [key, at + 1, READ_SLICE_BYTES]);
+        const part = r.rows[0]?.part;
+        if (!part || part.length === 0) break;
+        at += part.copy(out, at);
+      }
+      await client.query('COMMIT');
+      // Gone or changed size since the first read: as if read a moment later.
+      return at === row.size ? out : this.get(key);
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  async delete(key: string) {
+    await this.pool.query('DELETE FROM "FileBlob" WHERE "key" = $1', [key]);
+  }
+
+  async *list(): AsyncIterable<{ key: string; modifiedAt: Date }> {
+    // Keyset pages (modifiedAt is UTC, as Prisma stores timestamps): rows deleted or added while the caller works on a page do not shift the next.
+    let after: string | null = null;
+    for (;;) {
+      const r: pg.QueryResult<{ key: string; modifiedAt: Date }> = await this.pool.query(
+        // The column's collation is "C" (byte order), so the primary key's index serves both.
+        `SELECT "key", "modifiedAt" AT TIME ZONE 'UTC' AS "modifiedAt" FROM "FileBlob" WHERE $1::text IS NULL OR "key" > $1 ORDER BY "key" LIMIT ${LIST_PAGE_SIZE}`,
+        [after],
+      );
+      for (const row of r.rows) yield row;
+      if (r.rows.length < LIST_PAGE_SIZE) return;
+      after = r.rows[r.rows.length - 1].key;
+    }
+  }
+
+  async close() {
+    await this.pool.end();
+  }
+}
 
