@@ -318,7 +318,9 @@ describe('EventSource with a subscription ticket', () => {
     es.addEventListener('next', (e) => (titles.push(JSON.parse(e.data).data.siteStructureChanged.site.title), wake?.()));
     es.onerror = (e) => (errors.push(e.code), wake?.());
     await new Promise<void>((resolve, reject) => ((es.onopen = () => resolve()), setTimeout(() => reject(new Error('not opened')), 5000)));
+    // Each event answers the site as it is when delivered: wait for the first before the second change.
     await renameSite(site.id, 'via EventSource');
+    for (let i = 0; i < 100 && titles.length < 1; i++) await new Promise<void>((r) => ((wake = r), setTimeout(r, 100)));
     await renameSite(site.id, 'and again');
     for (let i = 0; i < 100 && titles.length < 2; i++) await new Promise<void>((r) => ((wake = r), setTimeout(r, 100)));
     expect(titles).toEqual(['via EventSource', 'and again']);
