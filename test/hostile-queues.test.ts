@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnJobWorker, startTestApp, type TestApp } from './helpers.ts';
+import { waitFor } from './fixtures/wait.ts';
 import { webhookRequestLimits } from '../src/domain/webhooks.ts';
 
 const PETSTORE = 'openapi: 3.0.0\ninfo:\n  title: Fair pets\n  version: 1.0.0\npaths:\n  /pets:\n    get:\n      responses:\n        "200":\n          description: ok\n';
@@ -86,16 +87,6 @@ const hitsOf = (p: string) => hits.filter((h) => h.path === p).length;
 const heldOn = (p: string) => [...held].filter((res) => new URL(res.req.url ?? '/', 'http://x').pathname === p).length;
 function nextRequest(p: string) {
   return new Promise<void>((resolve) => waiters.push({ path: p, resolve }));
-}
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function newOrg(t: TestApp, title: string) {

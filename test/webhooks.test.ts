@@ -8,6 +8,7 @@ import http from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccess, startTestApp, type TestApp } from './helpers.ts';
+import { waitWithin } from './fixtures/wait.ts';
 import { recordEvent } from '../src/events/log.ts';
 import { verifyWebhookSignature } from '../src/domain/webhooks.ts';
 import { transaction } from '../src/db/transaction.ts';
@@ -51,15 +52,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = waitWithin(20_000);
 
 async function createHook(body: Record<string, unknown>) {
   const r = await t.rest('POST', `${O}/webhooks`, body);

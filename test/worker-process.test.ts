@@ -7,6 +7,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
+import { waitWithin } from './fixtures/wait.ts';
 
 let t: TestApp;
 let receiver: http.Server;
@@ -36,15 +37,7 @@ function startWorker(): Worker {
   return { child, output: () => output, exited };
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 60_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = waitWithin(60_000);
 
 const running = (w: Worker) => waitFor('the worker to start', () => /worker is running/.test(w.output()) || (w.child.exitCode !== null && Promise.reject(new Error(w.output()))));
 
