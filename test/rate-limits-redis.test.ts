@@ -12,6 +12,7 @@ import { loadConfig, type RateLimitConfig } from '../src/config.ts';
 import { RATE_LIMIT_REDIS_PREFIX, RATE_LIMIT_TABLE, RateLimits } from '../src/http/rate-limit.ts';
 import { issueToken } from '../src/auth/tokens.ts';
 import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
+import { VIEWER, expect429, expectConcurrentCountedExactly, expectFailsOpenInMemory, limitOf, send as sendRequest, sendInTurn, type Sent } from './fixtures/rate-limits.ts';
 
 const DEFAULTS = loadConfig({}).rateLimit;
 /** Generous bound on any one answer: a frozen Redis must not hold a request (the store times out after 1 s). */
@@ -87,43 +88,12 @@ afterAll(async () => {
   await stopRedis(redisProc);
 });
 
-type Sent = { status: number; headers: Headers; body: any };
-
-async function send(base: string, path: string, opts: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {}): Promise<Sent> {
-  const res = await fetch(`${base}${path}`, {
-    method: opts.body === undefined ? 'GET' : 'POST',
-    headers: {
-      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
-      ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...opts.headers,
-    },
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-    // A request held by a frozen store fails the test instead of hanging it.
-    signal: AbortSignal.timeout(ANSWER_BOUND_MS),
-  });
-  const text = await res.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, headers: res.headers, body };
-}
-
+// A request held by a frozen store fails the test instead of hanging it.
+const bounded = { timeoutMs: ANSWER_BOUND_MS };
+const send = (base: string, path: string, opts: Parameters<typeof sendRequest>[2] = {}) => sendRequest(base, path, { ...opts, ...bounded });
 const gql = (base: string, query: string, token: string | null) => send(base, '/graphql', { token, body: { query } });
-const VIEWER = '{ viewer { user { id } } }';
 
-const limitOf = (r: Sent) => ({ limit: Number(r.headers.get('x-ratelimit-limit')), remaining: Number(r.headers.get('x-ratelimit-remaining')), reset: Number(r.headers.get('x-ratelimit-reset')) });
-
-function expectRest429(r: Sent) {
-  expect(r.status).toBe(429);
-  expect(r.body).toEqual({ error: { code: 429, message: expect.stringMatching(/rate limit/i) } });
-  const retryAfter = Number(r.headers.get('retry-after'));
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(SMALL.windowSeconds);
-  expect(limitOf(r).remaining).toBe(0);
-}
+const expectRest429 = (r: Sent) => expect429(r, SMALL.windowSeconds);
 
 /** Counter rows in PostgreSQL, and connections the limiter opened there. */
 async function postgresUse() {
@@ -138,8 +108,7 @@ async function postgresUse() {
 /** True when a fresh user's budget is shared by A and B again (the store is Redis, not per-process memory). */
 async function sharedAgain(): Promise<boolean> {
   const u = await a.createUser('read');
-  const statuses: number[] = [];
-  for (let i = 0; i < SMALL.points + 1; i++) statuses.push((await send(i % 2 ? b.baseUrl : a.baseUrl, '/v1/user', { token: u.token })).status);
+  const statuses = await sendInTurn([a.baseUrl, b.baseUrl], [u.token], SMALL.points + 1, bounded);
   return statuses[SMALL.points] === 429;
 }
 
@@ -191,17 +160,12 @@ describe('counters in Redis, shared by two gateways', () => {
   it('all tokens of a user share one budget across the gateways', async () => {
     const u = await a.createUser('read');
     const second = (await issueToken(a.app.prisma, u.user.id, 'second')).token;
-    const statuses: number[] = [];
-    for (let i = 0; i < SMALL.points + 1; i++) statuses.push((await send(i % 2 ? b.baseUrl : a.baseUrl, '/v1/user', { token: i % 2 ? second : u.token })).status);
-    expect(statuses).toEqual([...Array(SMALL.points).fill(200), 429]);
+    expect(await sendInTurn([a.baseUrl, b.baseUrl], [u.token, second], SMALL.points + 1, bounded)).toEqual([...Array(SMALL.points).fill(200), 429]);
   });
 
   it('concurrent requests on both gateways are counted exactly: the limit lets through that many', async () => {
     const u = await a.createUser('read');
-    const all = await Promise.all(Array.from({ length: 16 }, (_, i) => send(i % 2 ? b.baseUrl : a.baseUrl, '/v1/user', { token: u.token })));
-    const allowed = all.filter((r) => r.status === 200);
-    expect(allowed.map((r) => limitOf(r).remaining).sort()).toEqual([0, 1, 2, 3, 4]);
-    for (const r of all.filter((r) => r.status !== 200)) expectRest429(r);
+    await expectConcurrentCountedExactly([a.baseUrl, b.baseUrl], u.token, SMALL, bounded);
   });
 
   it('requests without a valid token are counted per client IP, shared too; another IP is unaffected', async () => {
@@ -268,16 +232,8 @@ describe('Redis unavailable: fails open, like the database store', () => {
     const log = pino({ level: 'warn' }, { write: (line: string) => void seen.push(JSON.parse(line)) });
     const limits = new RateLimits({ ...SMALL, points: 3, redisUrl: `redis://127.0.0.1:${await freePort()}` }, 'postgres://unused@127.0.0.1:1/none', log);
     try {
-      const charges = [];
-      for (let i = 0; i < 4; i++) charges.push(await limits.charge({ kind: 'user', id: 'user_x' }, 1));
-      expect(charges.map((c) => [c.limited, c.remaining])).toEqual([
-        [false, 2],
-        [false, 1],
-        [false, 0],
-        [true, 0],
-      ]);
+      const charges = await expectFailsOpenInMemory(limits, seen);
       expect(charges[3].retryAfter).toBeGreaterThanOrEqual(1);
-      expect(seen.filter((l) => /rate-limit counters unavailable/.test(l.msg)).map((l) => l.level)).toEqual([40]);
     } finally {
       await limits.close();
     }

@@ -11,6 +11,7 @@ import { loadConfig, type RateLimitConfig } from '../src/config.ts';
 import { COMPLEXITY_PER_POINT, INTROSPECTION_COST, RateLimits, clientIp } from '../src/http/rate-limit.ts';
 import { schema } from '../src/graphql/schema.ts';
 import { startSecondApp, startTestApp, type TestApp } from './helpers.ts';
+import { VIEWER, expect429, expectConcurrentCountedExactly, expectFailsOpenInMemory, limitOf, send, sendInTurn, type Sent } from './fixtures/rate-limits.ts';
 
 const DEFAULTS = loadConfig({}).rateLimit;
 const SMALL: RateLimitConfig = { ...DEFAULTS, points: 5, anonymousPoints: 3, windowSeconds: 60, trustProxy: 1 };
@@ -30,38 +31,12 @@ afterAll(async () => {
   await Promise.all([t?.close(), s?.close()]);
 });
 
-type Sent = { status: number; headers: Headers; body: any };
-
-async function send(base: string, path: string, opts: { token?: string | null; method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Sent> {
-  const res = await fetch(`${base}${path}`, {
-    method: opts.method ?? (opts.body === undefined ? 'GET' : 'POST'),
-    headers: {
-      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
-      ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...opts.headers,
-    },
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  });
-  const text = await res.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, headers: res.headers, body };
-}
-
 const gql = (base: string, query: string, token: string | null, variables: Record<string, unknown> = {}) => send(base, '/graphql', { token, body: { query, variables } });
 
 /** What a GraphQL document costs: its complexity, 1 point per COMPLEXITY_PER_POINT, at least 1. */
 const pointsOf = (query: string) => Math.max(1, Math.ceil(complexityFromQuery(query, { schema }).complexity / COMPLEXITY_PER_POINT));
 
-const limitOf = (r: Sent) => ({
-  limit: Number(r.headers.get('x-ratelimit-limit')),
-  remaining: Number(r.headers.get('x-ratelimit-remaining')),
-  reset: Number(r.headers.get('x-ratelimit-reset')),
-});
+const expectRest429 = (r: Sent) => expect429(r, SMALL.windowSeconds);
 
 function expectHeaders(r: Sent, limit: number) {
   const h = limitOf(r);
@@ -73,17 +48,6 @@ function expectHeaders(r: Sent, limit: number) {
   expect(h.reset).toBeGreaterThanOrEqual(Math.floor(now));
   expect(h.reset).toBeLessThanOrEqual(Math.ceil(now) + DEFAULTS.windowSeconds + 1);
 }
-
-function expectRest429(r: Sent) {
-  expect(r.status).toBe(429);
-  expect(r.body).toEqual({ error: { code: 429, message: expect.stringMatching(/rate limit/i) } });
-  const retryAfter = Number(r.headers.get('retry-after'));
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(SMALL.windowSeconds);
-  expect(limitOf(r).remaining).toBe(0);
-}
-
-const VIEWER = '{ viewer { user { id } } }';
 
 describe('rate-limit headers', () => {
   it('REST and GraphQL responses carry the limit, the remaining points (decreasing) and the reset time', async () => {
@@ -250,10 +214,7 @@ describe('over the limit', () => {
 
   it('two gateway processes on one database share the counter', async () => {
     const u = await s.createUser('read');
-    const bases = [s.baseUrl, s2Url];
-    const statuses: number[] = [];
-    for (let i = 0; i < SMALL.points + 2; i++) statuses.push((await send(bases[i % 2], '/v1/user', { token: u.token })).status);
-    expect(statuses).toEqual([...Array(SMALL.points).fill(200), 429, 429]);
+    expect(await sendInTurn([s.baseUrl, s2Url], [u.token], SMALL.points + 2)).toEqual([...Array(SMALL.points).fill(200), 429, 429]);
     // Each process refuses it now, whichever saw the last allowed request.
     expectRest429(await send(s.baseUrl, '/v1/user', { token: u.token }));
     expectRest429(await send(s2Url, '/v1/user', { token: u.token }));
@@ -261,10 +222,7 @@ describe('over the limit', () => {
 
   it('concurrent requests (batched per key on each process) are counted exactly: the limit lets through that many', async () => {
     const u = await s.createUser('read');
-    const all = await Promise.all(Array.from({ length: 16 }, (_, i) => send(i % 2 ? s2Url : s.baseUrl, '/v1/user', { token: u.token })));
-    const allowed = all.filter((r) => r.status === 200);
-    expect(allowed.map((r) => limitOf(r).remaining).sort()).toEqual([0, 1, 2, 3, 4]);
-    for (const r of all.filter((r) => r.status !== 200)) expectRest429(r);
+    await expectConcurrentCountedExactly([s.baseUrl, s2Url], u.token, SMALL);
   });
 
   it('users are counted apart: one user over the limit does not affect another', async () => {
@@ -318,15 +276,7 @@ describe('counters database unreachable', () => {
     // Nothing listens on port 1.
     const limits = new RateLimits({ ...SMALL, points: 3 }, 'postgres://nobody@127.0.0.1:1/none', log);
     try {
-      const charges = [];
-      for (let i = 0; i < 4; i++) charges.push(await limits.charge({ kind: 'user', id: 'user_x' }, 1));
-      expect(charges.map((c) => [c.limited, c.remaining])).toEqual([
-        [false, 2],
-        [false, 1],
-        [false, 0],
-        [true, 0],
-      ]);
-      expect(logs.filter((l) => /rate-limit counters unavailable/.test(l.msg)).map((l) => l.level)).toEqual([40]);
+      await expectFailsOpenInMemory(limits, logs);
     } finally {
       await limits.close();
     }
