@@ -78,10 +78,10 @@ export function retryableSqlState(err: unknown): string | undefined {
  */
 export async function transaction<T>(prisma: Pick<Db, '$transaction'>, fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const { attempts = TRANSACTION_ATTEMPTS, onRetry, ...txOptions } = options;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      // The scope closes with the callback: work it started that outlives it is not "inside".
-      return await prisma.$transaction((tx) => {
+  // The scope closes with the callback: work it started that outlives it is not "inside".
+  return retrying(
+    () =>
+      prisma.$transaction((tx) => {
         const scope = { open: true };
         return transactionScope
           .run(scope, async () => {
@@ -90,16 +90,10 @@ export async function transaction<T>(prisma: Pick<Db, '$transaction'>, fn: (tx: 
             return out;
           })
           .finally(() => (scope.open = false));
-      }, txOptions);
-    } catch (err) {
-      const sqlState = retryableSqlState(err);
-      if (!sqlState || attempt >= attempts) throw err;
-      const info = { attempt, sqlState, error: err };
-      onRetry?.(info);
-      for (const l of retryListeners) l(info);
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * BACKOFF_BASE_MS * 2 ** (attempt - 1)));
-    }
-  }
+      }, txOptions),
+    attempts,
+    onRetry,
+  );
 }
 
 /**
@@ -108,15 +102,23 @@ export async function transaction<T>(prisma: Pick<Db, '$transaction'>, fn: (tx: 
  * BEGIN/COMMIT round trips and no interactive-transaction bookkeeping in Prisma.
  */
 export async function statement<T>(fn: () => Promise<T>, attempts = TRANSACTION_ATTEMPTS): Promise<T> {
+  return retrying(async () => {
+    const out = await fn();
+    await writeClaimScope.getStore()?.markAfterStatement();
+    return out;
+  }, attempts);
+}
+
+/** Runs `run` again after a retryable failure, at most `attempts` times in all, with the jittered backoff. */
+async function retrying<T>(run: () => Promise<T>, attempts: number, onRetry?: (info: RetryInfo) => void): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const out = await fn();
-      await writeClaimScope.getStore()?.markAfterStatement();
-      return out;
+      return await run();
     } catch (err) {
       const sqlState = retryableSqlState(err);
       if (!sqlState || attempt >= attempts) throw err;
       const info = { attempt, sqlState, error: err };
+      onRetry?.(info);
       for (const l of retryListeners) l(info);
       await new Promise((resolve) => setTimeout(resolve, Math.random() * BACKOFF_BASE_MS * 2 ** (attempt - 1)));
     }
