@@ -36,10 +36,11 @@ export type TransactionOptions = {
 
 /**
  * The write claim of the running request (an `Idempotency-Key`, src/http/idempotency.ts): every
- * transaction marks it before it commits, so the mark and the change commit together or not at
- * all; a one-statement write marks it right after (a gap of one round trip).
+ * transaction marks it with its own client before it commits, so the mark and the change commit
+ * together or not at all; a one-statement write marks it right after, on the pool (`mark()`, a gap
+ * of one round trip).
  */
-export type WriteClaim = { markInTransaction(tx: Tx): Promise<void>; markAfterStatement(): Promise<void> };
+export type WriteClaim = { mark(client?: Tx): Promise<void> };
 export const writeClaimScope = new AsyncLocalStorage<WriteClaim>();
 
 export type RetryInfo = { attempt: number; sqlState: string; error: unknown };
@@ -86,7 +87,7 @@ export async function transaction<T>(prisma: Pick<Db, '$transaction'>, fn: (tx: 
         return transactionScope
           .run(scope, async () => {
             const out = await fn(tx);
-            await writeClaimScope.getStore()?.markInTransaction(tx);
+            await writeClaimScope.getStore()?.mark(tx);
             return out;
           })
           .finally(() => (scope.open = false));
@@ -104,7 +105,7 @@ export async function transaction<T>(prisma: Pick<Db, '$transaction'>, fn: (tx: 
 export async function statement<T>(fn: () => Promise<T>, attempts = TRANSACTION_ATTEMPTS): Promise<T> {
   return retrying(async () => {
     const out = await fn();
-    await writeClaimScope.getStore()?.markAfterStatement();
+    await writeClaimScope.getStore()?.mark();
     return out;
   }, attempts);
 }

@@ -92,8 +92,7 @@ export async function runIdempotent(edge: Edge, req: http.IncomingMessage, res: 
   // key again finds it stored, never "still running".
   const captured = captureAnswer(res, (answer) => settleOnce(answer, false));
   const claim: WriteClaim = {
-    markInTransaction: async (tx: Tx) => void (await tx.$executeRaw`UPDATE "IdempotencyKey" SET "applied" = true WHERE "userId" = ${userId} AND "key" = ${key}`),
-    markAfterStatement: async () => void (await prisma.$executeRaw`UPDATE "IdempotencyKey" SET "applied" = true WHERE "userId" = ${userId} AND "key" = ${key}`),
+    mark: async (client: Tx = prisma) => void (await client.$executeRaw`UPDATE "IdempotencyKey" SET "applied" = true WHERE "userId" = ${userId} AND "key" = ${key}`),
   };
   try {
     return await writeClaimScope.run(claim, handle);
