@@ -64,6 +64,35 @@ describe('Idempotency-Key on REST writes', () => {
     expect([later.status, later.json.id]).toEqual([201, [...ids][0]]);
   });
 
+  it('the key costs one statement before a retry is answered; a write three (claim, mark with the change, answer)', async () => {
+    const onKey = (statements: string[]) => statements.filter((sql) => sql.includes('"IdempotencyKey"')).length;
+    const key = newKey();
+    const title = `Counted ${key}`;
+    const first = await t.countQueries(() => post(spaces(), { title }, key));
+    expect(first.result.status).toBe(201);
+    expect(onKey(first.statements)).toBe(3);
+    const again = await t.countQueries(() => post(spaces(), { title }, key));
+    expect([again.result.status, again.result.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+    expect(onKey(again.statements)).toBe(1);
+    expect(await spacesTitled(title)).toBe(1);
+
+    // A one-statement write (PATCH of a space) is marked right after it, on the pool.
+    const patchKey = newKey();
+    const renamed = `Renamed ${patchKey}`;
+    const patch = await t.countQueries(() =>
+      fetch(`${t.baseUrl}/v1/spaces/${first.result.json.id}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}`, 'idempotency-key': patchKey },
+        body: JSON.stringify({ title: renamed }),
+      }),
+    );
+    expect(patch.result.status).toBe(200);
+    expect(onKey(patch.statements)).toBe(3);
+    const [row] = await t.app.prisma.$queryRaw<Array<{ applied: boolean; state: string }>>`SELECT "applied", "state" FROM "IdempotencyKey" WHERE "key" = ${patchKey}`;
+    expect(row).toEqual({ applied: true, state: 'done' });
+    expect(await spacesTitled(renamed)).toBe(1);
+  });
+
   it('the same key with another body is a 422 and changes nothing', async () => {
     const key = newKey();
     await post(spaces(), { title: `First ${key}` }, key);

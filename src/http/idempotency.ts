@@ -3,8 +3,9 @@
 // the connection dropped) gets the first answer again, marked `Idempotent-Replayed: true`.
 //
 // The claim ("IdempotencyKey", one row per caller and key):
-// - before the request runs, one INSERT claims the key with a lease (a concurrent retry gets 409
-//   and Retry-After while the first one runs);
+// - before the request runs, one statement claims the key with a lease, or reads the row that
+//   holds it (a retry of a finished request gets its answer from that statement; a concurrent
+//   retry gets 409 and Retry-After while the first one runs);
 // - every transaction of the request marks the row `applied` before it commits
 //   (db/transaction.ts `writeClaimScope`), so "the change happened" and the mark are one commit;
 // - the answer (status, the headers a client reads, body up to STORED_BODY_MAX) is stored after
@@ -46,6 +47,8 @@ export function idempotencyKeyOf(req: http.IncomingMessage): string | undefined 
 }
 
 type ClaimRow = { fingerprint: string; state: string; applied: boolean; leaseExpired: boolean; status: number | null; headers: Record<string, string> | null; body: Buffer | null };
+/** The claim statement's answer: claimed, or the row that holds the key (all null when this statement cannot see it). */
+type ClaimAttempt = { claimed: true } | ({ claimed: false } & (ClaimRow | { [K in keyof ClaimRow]: null }));
 
 /**
  * Run `handle` under the request's idempotency key: at most once per caller and key, with the
@@ -58,16 +61,20 @@ export async function runIdempotent(edge: Edge, req: http.IncomingMessage, res: 
   const userId = viewer.user.id;
   const target = `${req.method} ${req.url}`;
 
-  const claimed = await prisma.$executeRaw`
-    INSERT INTO "IdempotencyKey" ("userId", "key", "fingerprint", "leaseUntil")
-    VALUES (${userId}, ${key}, '', now() + ${CLAIM_LEASE_MS} * interval '1 millisecond')
-    ON CONFLICT ("userId", "key") DO NOTHING`;
-  if (claimed === 0) {
-    const [row] = await prisma.$queryRaw<ClaimRow[]>`
-      SELECT "fingerprint", "state", "applied", "leaseUntil" < now() AS "leaseExpired", "status", "headers", "body"
-      FROM "IdempotencyKey" WHERE "userId" = ${userId} AND "key" = ${key}`;
-    // Gone in between (released or purged): the next retry claims it.
-    if (!row) return conflict(res, 'The first request with this Idempotency-Key has just ended; send it again');
+  // One statement claims the key or, when it is taken, reads the row as it was (with its answer).
+  const [row] = await prisma.$queryRaw<ClaimAttempt[]>`
+    WITH claim AS (
+      INSERT INTO "IdempotencyKey" ("userId", "key", "fingerprint", "leaseUntil")
+      VALUES (${userId}, ${key}, '', now() + ${CLAIM_LEASE_MS} * interval '1 millisecond')
+      ON CONFLICT ("userId", "key") DO NOTHING
+      RETURNING 1
+    )
+    SELECT EXISTS (SELECT 1 FROM claim) AS "claimed", k."fingerprint", k."state", k."applied", k."leaseUntil" < now() AS "leaseExpired", k."status", k."headers", k."body"
+    FROM (VALUES (1)) AS one
+    LEFT JOIN "IdempotencyKey" k ON k."userId" = ${userId} AND k."key" = ${key} AND NOT EXISTS (SELECT 1 FROM claim)`;
+  if (!row.claimed) {
+    // Taken by a request that began after this statement's snapshot: it runs (or has just ended).
+    if (row.state === null) return conflict(res, 'A request with this Idempotency-Key is still running; retry it later', 1);
     if (row.state === 'done') {
       const { body, release } = await edge.read(req);
       release();
