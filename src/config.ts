@@ -53,6 +53,8 @@ const EnvSchema = z.object({
   PUBLISHED_STALE_WHILE_REVALIDATE_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(300),
   /** Memory for page trees and revision rows shared across requests per process, MiB (0 = no cache). */
   CONTENT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
+  /** Memory for revisions' page-tree nodes per process, MiB (read once, when the tree module loads: `treeCacheBytes`). */
+  TREE_CACHE_MB: z.coerce.number().min(1).max(4096).default(64),
   /** Page bodies one answer may carry when it lists a whole revision's pages with their content, MiB. */
   PAGE_LIST_BODIES_MB: z.coerce.number().min(0.001).max(1024).default(32),
   /** Server-side statement timeout for API requests, ms (0 = none); the client waits 1 s more. */
@@ -327,13 +329,27 @@ export type RateLimitConfig = {
   redisUrl?: string;
 };
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = EnvSchema.safeParse(env);
+/** Parses `env` with `schema`; the first problem as the "Invalid configuration" error start-up reports. */
+function parseEnv<T extends z.ZodTypeAny>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
+  const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(`Invalid configuration: ${issue.path.join('.')}: ${issue.message}`);
   }
-  const e = parsed.data;
+  return parsed.data;
+}
+
+/**
+ * Bytes of the revision-tree node cache (src/domain/revision-tree.ts), from TREE_CACHE_MB. The
+ * cache is one per process, made when its module loads, so it reads the environment itself;
+ * `loadConfig` validates the same setting with the others at start-up.
+ */
+export function treeCacheBytes(env: NodeJS.ProcessEnv = process.env): number {
+  return Math.round(parseEnv(z.object({ TREE_CACHE_MB: EnvSchema.shape.TREE_CACHE_MB }), env).TREE_CACHE_MB * 1024 * 1024);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const e = parseEnv(EnvSchema, env);
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   return {
     databaseUrl: e.DATABASE_URL,

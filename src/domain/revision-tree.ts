@@ -12,6 +12,7 @@ import { LRUCache } from 'lru-cache';
 import type { Db, Tx } from '../db/client.ts';
 import type { TaskDeps } from './context.ts';
 import { transaction } from '../db/transaction.ts';
+import { treeCacheBytes } from '../config.ts';
 import {
   buildTree,
   changesBetween,
@@ -36,7 +37,7 @@ import {
 export { positionBetween, entriesFromNodes, nodesFromEntries, type TreeChange, type TreeDiff, type TreeEntry } from '../lib/page-trie.ts';
 
 /** Bytes of decoded nodes the process keeps (about 2 × their stored size each). */
-const NODE_CACHE_BYTES = 64 * 1024 * 1024;
+const NODE_CACHE_BYTES = treeCacheBytes();
 
 const cache = new LRUCache<string, { content: NodeContent; bytes: number }>({
   maxSize: NODE_CACHE_BYTES,
