@@ -87,8 +87,9 @@ export async function handleDownload(req: http.IncomingMessage, res: http.Server
       return res.end();
     }
     // The status is sent: a store failing mid-body cuts the connection (the client sees a short body).
-    return await pipeline(data.body, res).catch((err) => {
-      ctx.log.warn({ err }, 'file download interrupted');
+    return await pipeline(data.body, res).catch((err: NodeJS.ErrnoException) => {
+      // The client going away is no news; the store failing mid-body is.
+      if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') ctx.log.warn({ err }, 'file download interrupted');
       res.destroy();
     });
   } catch (err) {
