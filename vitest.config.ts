@@ -21,6 +21,8 @@ export const SLOW_FILES = [
   'test/rate-limits-redis.test.ts',
 
   'test/replicas.test.ts',
+  'test/replicas-metrics.test.ts',
+  'test/replicas-ws.test.ts',
   'test/route-table.test.ts',
   'test/webhooks.test.ts',
   'test/worker-process.test.ts',

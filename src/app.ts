@@ -100,7 +100,7 @@ export async function createApp(opts: {
   // `/readyz` on a connection of its own: answers whatever the request pool is doing.
   const readyProbe = new ReadyProbe(databaseUrl);
   const server = createHttpServer({ prisma, config, clock, log, services, schema, rest, tokens, obs, rateLimits, replicas, ready: () => readyProbe.ready() });
-  obs.watch({ publishedCache: server.publishedCache.stats, live, tokens, caches: () => cacheSizes(config, server) });
+  obs.watch({ publishedCache: server.publishedCache.stats, live, tokens, caches: () => cacheSizes(config, server), replicas });
 
   const bootstrap = await prisma.$transaction((tx) => bootstrapIfEmpty(tx, { adminEmail: config.adminEmail, adminToken: config.adminToken }));
 

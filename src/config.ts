@@ -186,7 +186,21 @@ const EnvSchema = z.object({
   REPLICA_MAX_LAG_MS: z.coerce.number().int().min(0).max(3_600_000).default(1000),
 
   /** Where uploaded and generated files are stored: `postgres` (the database, shared by every process) or `disk` (FILES_DIR). */
-  FILE_STORAGE: z.enum(['postgres', 'disk']).default('postgres'),
+  FILE_STORAGE: z.enum(['postgres', 'disk', 's3']).default('postgres'),
+  /** FILE_STORAGE=s3: the store's base URL (`https://s3.eu-west-1.amazonaws.com`, `http://minio:9000`). */
+  S3_ENDPOINT: z.string().url().refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL').optional(),
+  /** FILE_STORAGE=s3: the bucket (created beforehand; the gateway never creates one). */
+  S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3-63 lowercase letters, digits, dots, hyphens)').optional(),
+  S3_REGION: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be a region name like us-east-1').default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** `endpoint/bucket/key` URLs (MinIO and most self-hosted stores) instead of `bucket.endpoint/key`. */
+  S3_FORCE_PATH_STYLE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+}).superRefine((e, ctx) => {
+  if (e.FILE_STORAGE !== 's3') return;
+  for (const name of ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const) {
+    if (!e[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'required when FILE_STORAGE=s3' });
+  }
 }).refine((e) => e.LISTEN_STALL_RECONNECT_MS >= 2 * e.LISTEN_HEALTH_MS, {
   path: ['LISTEN_STALL_RECONNECT_MS'],
   message: 'must be at least twice LISTEN_HEALTH_MS',
@@ -291,8 +305,10 @@ export type Config = {
   pdfExport: { timeoutMs: number; maxBytes: number; maxHeapMb: number };
   /** Seconds a rotated-out visitor key keeps verifying tokens (src/domain/visitor-keys.ts). */
   visitorKeyOverlapSeconds: number;
-  /** Where file bytes live (src/services.ts createFileStorage): the database, or `filesDir`. */
-  fileStorage: 'postgres' | 'disk';
+  /** Where file bytes live (src/services.ts createFileStorage): the database, `filesDir`, or `s3`'s bucket. */
+  fileStorage: 'postgres' | 'disk' | 's3';
+  /** The bucket, when `fileStorage` is `s3` (src/lib/storage-s3.ts). */
+  s3?: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string; forcePathStyle: boolean };
 };
 
 export type WebhookDeliveryConfig = {
@@ -436,6 +452,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     replicas: { urls: e.DATABASE_REPLICA_URLS, maxLagMs: e.REPLICA_MAX_LAG_MS },
     purge: { url: e.PURGE_URL, style: e.PURGE_STYLE, token: e.PURGE_TOKEN, intervalMs: e.PURGE_INTERVAL_MS, repeatSeconds: e.PURGE_REPEAT_SECONDS, timeoutMs: e.PURGE_TIMEOUT_MS },
     fileStorage: e.FILE_STORAGE,
+    s3:
+      e.FILE_STORAGE === 's3'
+        ? { endpoint: e.S3_ENDPOINT!, bucket: e.S3_BUCKET!, region: e.S3_REGION, accessKeyId: e.S3_ACCESS_KEY_ID!, secretAccessKey: e.S3_SECRET_ACCESS_KEY!, forcePathStyle: e.S3_FORCE_PATH_STYLE }
+        : undefined,
   };
 }
 

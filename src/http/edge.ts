@@ -6,7 +6,7 @@ import type http from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
-import { LSN_HEADER, parseLsn, type Replicas } from '../db/replicas.ts';
+import { LSN_HEADER, type Replicas } from '../db/replicas.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Services } from '../services.ts';
@@ -61,13 +61,7 @@ export function createEdge(deps: AppDeps) {
     async readDb(req: http.IncomingMessage): Promise<Db> {
       const replicas = deps.replicas;
       if (!replicas?.list.length) return prisma;
-      const header = req.headers[LSN_HEADER.toLowerCase()];
-      let minLsn: bigint | undefined;
-      if (header !== undefined) {
-        minLsn = typeof header === 'string' ? parseLsn(header) : undefined;
-        if (minLsn === undefined) return prisma;
-      }
-      return (await replicas.pick(minLsn))?.prisma ?? prisma;
+      return (await replicas.route(req.headers[LSN_HEADER.toLowerCase()]))?.prisma ?? prisma;
     },
     /**
      * After a write, with replicas configured: the primary's WAL position (past the write's

@@ -20,6 +20,13 @@
 // - Bounds: message size (`WS_MAX_PAYLOAD_BYTES`: ws closes with 1009 above it), time to send
 //   `connection_init` (`WS_INIT_TIMEOUT_MS`: 4408), open sockets per client address
 //   (`WS_MAX_CONNECTIONS_PER_IP`), and ws-level pings (a dead peer is dropped).
+// - Read replicas (DATABASE_REPLICA_URLS): a query runs on a fit replica like over HTTP;
+//   mutations and subscriptions on the primary. Read-your-writes: the client's token (the
+//   `X-Docgraph-Lsn` value of an HTTP write) goes in `connectionParams.lsn` for the whole
+//   connection and/or in an operation's `extensions.lsn`; a query is served by a replica only
+//   once it has replayed both (a token that does not parse: the primary). A mutation's result
+//   carries `extensions.lsn` (the primary's WAL position after it committed) and the connection
+//   keeps the latest, so the same socket's next queries read its own writes without echoing it.
 // - Observability: one access log line per socket at its close (status 101, duration, operation
 //   count, close code) under the upgrade's request id (sent on the 101 as `X-Request-Id`), a
 //   line per refused upgrade, and the connection counter and open gauge (observability.ts).
@@ -39,6 +46,8 @@ import { clientIp, graphqlCost, RATE_LIMITED_MESSAGE, type RateLimits } from './
 import { FORBIDDEN_CHAR_MESSAGE, findForbiddenString } from '../lib/input-hygiene.ts';
 import { documentIsIntrospectionOnly } from './explorer.ts';
 import { REQUEST_ID_HEADER, requestIdFrom, type Observability, type WebSocketRecord } from './observability.ts';
+import type { Db } from '../db/client.ts';
+import { formatLsn, parseLsn } from '../db/replicas.ts';
 
 export const GRAPHQL_WS_PATH = '/graphql';
 
@@ -49,16 +58,31 @@ export type LiveWsDeps = {
   rateLimits?: RateLimits;
   /** The viewer of an API token (through the token cache), null when unknown or revoked. */
   viewerForToken(token: string): Promise<Viewer | null>;
-  /** The context of one operation, as server.ts builds an HTTP request's. */
-  makeContext(viewer: Viewer, req: http.IncomingMessage): Context;
+  /** The context of one operation, as server.ts builds an HTTP request's; `db`: a query's client (`readDb`), default the primary. */
+  makeContext(viewer: Viewer, req: http.IncomingMessage, db?: Db): Context;
+  /** With read replicas: the client a query needing `lsn` (a read-your-writes token; undefined: none) runs on; undefined = the primary. */
+  readDb?(lsn: string | undefined): Promise<Db | undefined>;
+  /** With read replicas: the primary's WAL position, the token a mutation's result carries. */
+  writePosition?(): Promise<string>;
   /** Trusted documents in `only` mode: whether a document's text may run (server.ts). */
   trustedText?: (text: string) => boolean;
   /** The access log and metrics of sockets and refused upgrades. */
   obs?: Pick<Observability, 'webSocket' | 'upgradeRefused'>;
 };
 
-/** What a connection learnt at `connection_init`. */
-type Connection = { token: string; viewer: Viewer; ip: string };
+/**
+ * What a connection learnt at `connection_init`; `lsn`: its read-your-writes token (from
+ * `connectionParams.lsn`, then the latest of its own mutations), `badLsn`: one that did not parse.
+ */
+type Connection = { token: string; viewer: Viewer; ip: string; lsn?: bigint; badLsn?: boolean };
+
+/** A read-your-writes token as sent by a client: absent, a position, or unusable (the primary then). */
+function lsnOf(value: unknown): { lsn?: bigint; bad?: boolean } {
+  if (value === undefined || value === null) return {};
+  const lsn = typeof value === 'string' ? parseLsn(value) : undefined;
+  return lsn === undefined ? { bad: true } : { lsn };
+}
+const maxLsn = (a: bigint | undefined, b: bigint | undefined) => (a === undefined ? b : b === undefined || a >= b ? a : b);
 
 const KNOWN_CODES: readonly string[] = [...ERROR_CODES, 'INTERNAL_SERVER_ERROR', 'PERSISTED_QUERY_ONLY'];
 
@@ -90,6 +114,8 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
   /** Each socket's access log record, by its upgrade request and then by the socket. */
   const upgrades = new WeakMap<http.IncomingMessage, WebSocketRecord>();
   const records = new WeakMap<object, WebSocketRecord>();
+  /** Contexts of mutations whose result gets the read-your-writes token (with replicas only). */
+  const mutations = new WeakSet<object>();
   let closing = false;
 
   useServer<Record<string, unknown>>(
@@ -129,7 +155,8 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
           socket.close(4403, 'Forbidden: a published-read token reads over HTTP only');
           return false;
         }
-        connections.set(ctx, { token, viewer, ip });
+        const initial = lsnOf(params.lsn);
+        connections.set(ctx, { token, viewer, ip, lsn: initial.lsn, badLsn: initial.bad });
         records.get(socket)?.user(viewer);
         return true;
       },
@@ -162,8 +189,15 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
         if (errors.length) return errors;
         const operation = getOperationAST(document, payload.operationName);
         if (!operation) return [requestError('operationName: names no operation of the document (or the document has several and none is named)')];
+        // A query on a replica that has replayed the connection's and the operation's tokens.
+        let db: Db | undefined;
+        if (deps.readDb && operation.operation === 'query') {
+          const own = lsnOf((payload.extensions as Record<string, unknown> | undefined)?.lsn);
+          const lsn = maxLsn(conn.lsn, own.lsn);
+          db = conn.badLsn || own.bad ? undefined : await deps.readDb(lsn === undefined ? undefined : formatLsn(lsn));
+        }
         const contextValue: Context = {
-          ...deps.makeContext(viewer, request),
+          ...deps.makeContext(viewer, request, db),
           live: {
             lastEventId: undefined,
             revalidate: () => deps.viewerForToken(conn.token),
@@ -178,6 +212,7 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
           contextValue.rateLimit = { cost, limit: c.limit, remaining: c.remaining, resetAt: c.resetAt };
         }
         pipelines.set(contextValue, pipeline);
+        if (deps.writePosition && operation.operation === 'mutation') mutations.add(contextValue);
         return {
           schema: pipeline.schema,
           document,
@@ -189,16 +224,23 @@ export function createLiveWebSocket(deps: LiveWsDeps) {
       },
       execute: (args) => pipelines.get(args.contextValue as object)!.execute(args) as never,
       subscribe: (args) => pipelines.get(args.contextValue as object)!.subscribe(args) as never,
-      onNext(_ctx, _id, _payload, _args, result) {
+      async onNext(ctx, _id, _payload, args, result) {
         // A cached answer (published cache, introspection cache) carries its bytes in `stringify`.
         const r = typeof (result as { stringify?: unknown }).stringify === 'function' ? JSON.parse((result as unknown as { stringify: () => string }).stringify()) : result;
         const out: Record<string, unknown> = {};
         if (r.data !== undefined) out.data = r.data;
         if (r.errors?.length) out.errors = r.errors.map((e: unknown) => (e instanceof GraphQLError ? publicError(e, log) : e));
-        if (r.extensions) {
-          const { http: _http, ...extensions } = r.extensions as Record<string, unknown>;
-          if (Object.keys(extensions).length) out.extensions = extensions;
+        const { http: _http, ...extensions } = (r.extensions ?? {}) as Record<string, unknown>;
+        // A mutation has committed (or failed) by now: its result carries the read-your-writes token.
+        if (mutations.has(args.contextValue as object)) {
+          const lsn = await deps.writePosition!().catch((err: unknown) => void log.warn({ err }, 'could not read the WAL position after a write'));
+          if (lsn) {
+            extensions.lsn = lsn;
+            const conn = connections.get(ctx);
+            if (conn) conn.lsn = maxLsn(conn.lsn, parseLsn(lsn));
+          }
         }
+        if (Object.keys(extensions).length) out.extensions = extensions;
         return out;
       },
       onError(_ctx, _id, _payload, errors) {

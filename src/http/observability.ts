@@ -25,6 +25,7 @@ import type { RequestRecord } from '../graphql/context.ts';
 import { errorBody } from '../lib/errors.ts';
 import { sendJson } from './compression.ts';
 import { currentRequest, runWithRequest } from './request-context.ts';
+import { READ_ROUTES, type Replicas } from '../db/replicas.ts';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 /** What a caller-supplied request id may look like; anything else is replaced by a generated one. */
@@ -326,9 +327,12 @@ export class Observability {
     tokens?: { readonly serving: boolean };
     /** Each process cache's counted bytes and bound (every cache is bounded by bytes). */
     caches?: () => Array<{ name: string; bytes: number; maxBytes: number }>;
+    /** The read replicas (DATABASE_REPLICA_URLS), when configured. */
+    replicas?: Pick<Replicas, 'routed' | 'states' | 'list'>;
   }) {
     const registry = this.metrics?.registry;
     if (!registry) return;
+    if (sources.replicas?.list.length) this.replicaMetrics(registry, sources.replicas);
     const caches = sources.caches;
     if (caches) {
       new Gauge({
@@ -396,6 +400,66 @@ export class Observability {
         },
       });
     }
+  }
+
+  /**
+   * Read replicas, labelled by their position in DATABASE_REPLICA_URLS (`replica="0"`…): each
+   * one's state (`fit` serves reads; `lagging` beyond REPLICA_MAX_LAG_MS and `down` are skipped),
+   * replay lag and backlog from its last check (refreshed on scrape when older than the check
+   * interval: one statement per replica, bounded by the check's own timeout), the reads each
+   * served, and every read routed by where it went and why (`docgraph_db_reads_total`).
+   */
+  private replicaMetrics(registry: Registry, replicas: Pick<Replicas, 'routed' | 'states' | 'list'>) {
+    const labelNames = ['replica'] as const;
+    // Each gauge reads the states itself (registry collects run concurrently); `states()` shares
+    // one check per replica among them, and none at all while the last one is fresh.
+    type Row = Awaited<ReturnType<Replicas['states']>>[number];
+    const gauge = (name: string, help: string, value: (r: Row) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        async collect() {
+          for (const r of await replicas.states()) this.set({ replica: String(r.index) }, value(r));
+        },
+      });
+    new Gauge({
+      name: 'docgraph_replica_state',
+      help: 'A read replica by state at its last check: fit (serves reads), lagging (behind REPLICA_MAX_LAG_MS: skipped), down (no answer, or not in recovery: skipped)',
+      labelNames: ['replica', 'state'] as const,
+      registers: [registry],
+      async collect() {
+        for (const r of await replicas.states()) {
+          for (const state of ['fit', 'lagging', 'down'] as const) this.set({ replica: String(r.index), state }, r.state === state ? 1 : 0);
+        }
+      },
+    });
+    gauge('docgraph_replica_skipped', 'Whether reads skip a replica now (1: down, or lagging beyond REPLICA_MAX_LAG_MS)', (r) => (r.state === 'fit' ? 0 : 1));
+    gauge('docgraph_replica_lag_seconds', 'Replay lag of a read replica at its last check (age of the last replayed transaction while received WAL waits; 0 when caught up; +Inf when down or unknown)', (r) =>
+      r.status.ok ? r.status.lagMs / 1000 : Infinity,
+    );
+    gauge('docgraph_replica_replay_backlog_bytes', 'WAL a read replica has received but not replayed yet, at its last check', (r) => r.status.backlogBytes);
+    new Counter({
+      name: 'docgraph_replica_reads_total',
+      help: 'Reads (GraphQL queries, REST reads) a read replica served',
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const r of replicas.list) this.inc({ replica: String(r.index) }, r.served);
+      },
+    });
+    new Counter({
+      name: 'docgraph_db_reads_total',
+      help: 'Reads that could go to a replica, by where they went: route="replica", or the primary because read_your_writes (no replica had replayed the client\'s token), lag (replicas too far behind), down (none answering), bad_token (an unparsable token)',
+      labelNames: ['route'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const route of READ_ROUTES) this.inc({ route }, replicas.routed[route]);
+      },
+    });
   }
 
   /**

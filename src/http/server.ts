@@ -17,6 +17,7 @@ import { LINGER_MS, RequestRejected, lingerOnUnreadBody, parseRequestTarget } fr
 import { REQUEST_ID_HEADER } from './observability.ts';
 import { challengeEvery401 } from './graphql-over-http.ts';
 import { createLiveWebSocket } from './live-ws.ts';
+import { Replicas } from '../db/replicas.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotency.ts';
 
 export type { AppDeps } from './edge.ts';
@@ -117,11 +118,13 @@ async function answerFailure(edge: Edge, req: http.IncomingMessage, res: http.Se
 
 /** GraphQL over WebSocket (graphql-ws) on /graphql: upgrade requests only (live-ws.ts). */
 function webSocketsOn(server: http.Server, edge: Edge, graphql: GraphqlEndpoint) {
-  const { config, log, rateLimits } = edge.deps;
+  const { config, log, rateLimits, replicas } = edge.deps;
   const liveWs = createLiveWebSocket({
     yoga: graphql.yoga, config, log, rateLimits,
     viewerForToken: edge.viewerForToken,
-    makeContext: (viewer, req) => edge.makeContext(viewer, 'graphql', req),
+    makeContext: (viewer, req, db) => edge.makeContext(viewer, 'graphql', req, undefined, db),
+    // With read replicas: queries on one (read-your-writes by the connection's token), mutations answer a token.
+    ...(replicas?.list.length ? { readDb: async (lsn: string | undefined) => (await replicas.route(lsn))?.prisma, writePosition: () => Replicas.currentLsn(edge.deps.prisma) } : {}),
     trustedText: config.trustedDocuments.mode === 'only' ? (text) => graphql.trusted.has(text) : undefined,
     obs: edge.deps.obs,
   });

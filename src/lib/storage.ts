@@ -1,6 +1,7 @@
 // Uploaded and generated files, by key. In PostgreSQL by default (`PostgresFileStorage`, the
 // "FileBlob" table), so every gateway process behind a load balancer serves what any of them
-// stored; on local disk with FILE_STORAGE=disk (one process, or FILES_DIR on a shared volume).
+// stored; on local disk with FILE_STORAGE=disk (one process, or FILES_DIR on a shared volume);
+// in an S3-compatible bucket with FILE_STORAGE=s3 (storage-s3.ts).
 // The hourly sweep of stored bytes no row refers to any more is in cleanup.ts.
 //
 // Bytes are written before the transaction that records them commits (a row must never point
@@ -11,11 +12,17 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
+import type { Readable } from 'node:stream';
 import { poolClientOptions } from '../db/client.ts';
+
+/** A stored file's bytes as they arrive (`size`: the store's Content-Length, when it said). */
+export type StoredStream = { size?: number; body: Readable };
 
 export interface FileStorage {
   put(key: string, data: Buffer, contentType: string): Promise<void>;
   get(key: string): Promise<Buffer | null>;
+  /** The bytes as a stream, for stores that can send them without holding them whole (downloads); null when missing. */
+  stream?(key: string): Promise<StoredStream | null>;
   delete(key: string): Promise<void>;
   /** Every stored key with its last change (for the orphan sweep). */
   list(): AsyncIterable<{ key: string; modifiedAt: Date }>;
