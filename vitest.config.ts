@@ -9,6 +9,7 @@ const require = createRequire(import.meta.url);
 // listed here (docs/decisions.md, "Tests").
 export const SLOW_FILES = [
   'test/admin-cli.test.ts',
+  'test/cluster.test.ts',
   'test/concurrency.test.ts',
   'test/db-faults.test.ts',
   'test/explorer.test.ts',

@@ -16,6 +16,7 @@ import { CONDITION_CACHE_BYTES, conditionCacheBytes } from './lib/conditions.ts'
 import { buildRestRouter } from './rest/index.ts';
 import { createHttpServer } from './http/server.ts';
 import { drainHttpServer } from './http/drain.ts';
+import { startPurgeChain } from './http/purge.ts';
 import { Observability, withRequestIds } from './http/observability.ts';
 import type { FileStorage } from './lib/storage.ts';
 import { Jobs } from './jobs.ts';
@@ -117,6 +118,7 @@ export async function createApp(opts: {
     });
     const taskDeps: TaskDeps = { prisma: jobsDb.prisma, config, clock, log, services };
     await jobs.start(taskDeps);
+    await startPurgeChain(taskDeps);
   }
 
   let closed = false;
@@ -217,7 +219,9 @@ export async function createWorker(opts: { config: Config; directUrl: string; cl
     log,
   });
   await jobs.migrate();
-  await jobs.start({ prisma: jobsDb.prisma, config, clock, log, services } satisfies TaskDeps);
+  const taskDeps = { prisma: jobsDb.prisma, config, clock, log, services } satisfies TaskDeps;
+  await jobs.start(taskDeps);
+  await startPurgeChain(taskDeps);
   let closed = false;
   return {
     jobs,

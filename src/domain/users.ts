@@ -7,7 +7,7 @@ import { newId } from '../lib/ids.ts';
 import { issueToken, type TokenScopeInput } from '../auth/tokens.ts';
 import { AppError, parseInput, badRequest, rateLimited } from '../lib/errors.ts';
 import { transaction } from '../db/transaction.ts';
-import { lockUserTokens } from '../db/locks.ts';
+import { lockBootstrap, lockUserTokens } from '../db/locks.ts';
 import { ROLES } from '../auth/roles.ts';
 import type { DomainContext } from './context.ts';
 import { notFound } from '../lib/errors.ts';
@@ -104,6 +104,7 @@ export async function createOwnApiToken(ctx: DomainContext, label: string, scope
  * know it); otherwise a random one is generated and returned once.
  */
 export async function bootstrapIfEmpty(tx: Tx, opts: { adminEmail: string; adminToken?: string }) {
+  await lockBootstrap(tx);
   const users = await tx.user.count();
   if (users > 0) return null;
   const user = await tx.user.create({ data: { id: newId('User'), email: opts.adminEmail, displayName: 'Administrator' } });

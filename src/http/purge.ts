@@ -122,6 +122,15 @@ export async function purgePass(deps: Pick<TaskDeps, 'prisma' | 'config' | 'cloc
 }
 
 /**
+ * Start the chain at once (a worker starting), rather than at the cron's next minute: what changed
+ * while no worker ran is purged now. Replaces a pending run (one job key).
+ */
+export async function startPurgeChain(deps: Pick<TaskDeps, 'prisma' | 'config' | 'services'>): Promise<void> {
+  if (!deps.config.purge.url) return;
+  await deps.services.jobs.enqueue(deps.prisma, PURGE_TASK, {}, { jobKey: PURGE_TASK, maxAttempts: 1 });
+}
+
+/**
  * The task: one pass, then the next run PURGE_INTERVAL_MS later under one job key. Does nothing
  * without PURGE_URL. A failed pass is logged and retried by the next run (catch-up).
  */
