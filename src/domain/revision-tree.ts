@@ -90,6 +90,14 @@ class DbNodes implements NodeSource {
   }
 }
 
+/**
+ * A node reused by a write (it exists already) gets its "lastUsed" refreshed when it is older than
+ * this, so garbage collection (whose grace period is longer) never takes it; a fresher node is
+ * only locked (ON CONFLICT DO UPDATE locks the row even when its WHERE is false), which makes a
+ * concurrent delete wait for this transaction and then see the row in use.
+ */
+const TOUCH_AFTER = '10 minutes';
+
 /** Store the nodes a write created; returns how many rows were new and their JSON bytes. */
 async function storeNodes(tx: Tx, created: TreeWrite['created'], stats?: TreeStats) {
   let nodes = 0;
@@ -98,11 +106,12 @@ async function storeNodes(tx: Tx, created: TreeWrite['created'], stats?: TreeSta
   // About 2 MB of JSON per statement at most.
   for (let i = 0; i < list.length; i += 300) {
     const chunk = list.slice(i, i + 300);
-    const inserted = await tx.$queryRaw<Array<{ bytes: number }>>`
-      INSERT INTO "RevisionTreeNode" ("hash", "entries")
+    const rows = await tx.$queryRaw<Array<{ bytes: number; inserted: boolean }>>`
+      INSERT INTO "RevisionTreeNode" AS n ("hash", "entries")
       SELECT x.h, x.j::jsonb FROM unnest(${chunk.map((c) => c[0])}::text[], ${chunk.map((c) => c[1].json)}::text[]) AS x(h, j)
-      ON CONFLICT ("hash") DO NOTHING
-      RETURNING pg_column_size("entries")::int AS bytes`;
+      ON CONFLICT ("hash") DO UPDATE SET "lastUsed" = EXCLUDED."lastUsed" WHERE n."lastUsed" < now() - ${TOUCH_AFTER}::interval
+      RETURNING pg_column_size(n."entries")::int AS bytes, n.xmax = 0 AS inserted`;
+    const inserted = rows.filter((r) => r.inserted);
     nodes += inserted.length;
     bytes += inserted.reduce((s, r) => s + r.bytes, 0);
     if (stats) stats.statements++;
@@ -479,4 +488,85 @@ export async function backfillRevisionTreesTask(deps: Pick<TaskDeps, 'prisma' | 
   if (!done) await deps.services.jobs.enqueue(deps.prisma, 'backfillRevisionTrees', {}, { jobKey: 'backfillRevisionTrees' });
   if (converted) deps.log.info({ converted, more: !done }, 'stored the page trees of older revisions');
   return converted;
+}
+
+// ------------------------------------------------------------------ garbage collection
+
+/** Nodes used (written or reused) more recently than this are never collected: longer than any transaction. */
+export const TREE_GC_GRACE = '1 hour';
+
+export type TreeGcOptions = {
+  /** Rows deleted per statement. */
+  batchSize?: number;
+  /** Rows deleted per run at most; the task enqueues itself again when it reaches it. */
+  maxNodes?: number;
+  /** Postgres interval: nodes used within it are spared. */
+  grace?: string;
+  /** Test hooks: after the live set is known, after each batch. */
+  afterMark?: () => Promise<void>;
+  afterBatch?: (deleted: number) => Promise<void>;
+};
+
+/**
+ * Delete tree nodes no revision reaches any more (revisions go with their space's purge), at most
+ * `maxNodes` per run. One transaction: the nodes reachable from every "Revision"."treeRoot" are
+ * marked (one recursive walk into a temporary table), then unmarked nodes whose "lastUsed" is
+ * older than the grace period are deleted in batches. A run that dies rolls back whole (nothing
+ * half-deleted); a re-run starts over, so the task is idempotent.
+ *
+ * Why a concurrent writer loses nothing: a writer references an existing node either because it
+ * read it from its base revision (alive, so marked; a space being purged takes the writer's
+ * revision with it), or because it built an equal node, which it then "inserts": ON CONFLICT DO
+ * UPDATE locks the row and refreshes "lastUsed" when stale. A row the writer inserted or touched
+ * in a transaction that started less than the grace period before the mark is younger than the
+ * cutoff; a row it locked makes the delete wait and then re-check "lastUsed" on the row as the
+ * writer left it; a row deleted first makes the writer's insert wait for this commit and insert
+ * it again.
+ */
+export async function collectTreeGarbage(db: Db, opts: TreeGcOptions = {}): Promise<{ deleted: number; more: boolean }> {
+  const batchSize = opts.batchSize ?? 1000;
+  const maxNodes = opts.maxNodes ?? 20_000;
+  const grace = opts.grace ?? TREE_GC_GRACE;
+  return transaction(
+    db,
+    async (tx) => {
+      // The walk reads the whole live store: not bound by the request statement timeout.
+      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = '10min'`);
+      await tx.$executeRawUnsafe(`CREATE TEMPORARY TABLE "tree_gc_live" ("hash" text PRIMARY KEY) ON COMMIT DROP`);
+      // Taken before the mark: a node used after (cutoff + grace) is spared whatever the mark saw.
+      const [{ cutoff }] = await tx.$queryRaw<Array<{ cutoff: string }>>`SELECT (clock_timestamp() - ${grace}::interval)::timestamp(3)::text AS cutoff`;
+      await tx.$executeRaw`
+        INSERT INTO "tree_gc_live" ("hash")
+        WITH RECURSIVE t("hash") AS (
+          SELECT DISTINCT "treeRoot" FROM "Revision" WHERE "treeRoot" IS NOT NULL
+          UNION
+          SELECT c.h FROM t JOIN "RevisionTreeNode" n ON n."hash" = t."hash"
+          CROSS JOIN LATERAL (
+            SELECT jsonb_array_elements_text(CASE WHEN n."entries" ? 'r' THEN (n."entries"->'r') - 2 ELSE '[]'::jsonb END)
+            UNION ALL
+            SELECT e->>1 FROM jsonb_array_elements(CASE WHEN n."entries" ? 'c' THEN n."entries"->'c' ELSE '[]'::jsonb END) AS e
+          ) AS c(h)
+          WHERE c.h IS NOT NULL
+        )
+        SELECT "hash" FROM t`;
+      await opts.afterMark?.();
+      let deleted = 0;
+      while (deleted < maxNodes) {
+        // The outer "lastUsed" condition is re-checked on a row a writer locked and refreshed meanwhile.
+        const n = await tx.$executeRaw`
+          DELETE FROM "RevisionTreeNode" d
+          WHERE d."hash" IN (
+            SELECT n."hash" FROM "RevisionTreeNode" n
+            WHERE n."lastUsed" < ${cutoff}::timestamp(3) AND NOT EXISTS (SELECT 1 FROM "tree_gc_live" l WHERE l."hash" = n."hash")
+            LIMIT ${Math.min(batchSize, maxNodes - deleted)}
+          )
+          AND d."lastUsed" < ${cutoff}::timestamp(3)`;
+        deleted += n;
+        await opts.afterBatch?.(deleted);
+        if (n === 0) return { deleted, more: false };
+      }
+      return { deleted, more: true };
+    },
+    { timeout: 15 * 60_000 },
+  );
 }
