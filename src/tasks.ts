@@ -49,6 +49,7 @@ export const tasks = {
   /**
    * Every 10 minutes: revisions written before page trees were stored get their tree root, 20
    * revisions per transaction, for up to 2 minutes, then it enqueues itself while some remain.
+   * Once none is left a run is one statement on an empty partial index.
    */
   backfillRevisionTrees: { handler: async (_payload, deps) => void (await backfillRevisionTreesTask(deps)), cron: '*/10 * * * *' },
   /** Hourly: idempotency keys (and the answers they keep) older than 24 hours. */

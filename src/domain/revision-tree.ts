@@ -472,11 +472,14 @@ export async function backfillRevisionTrees(db: Db, opts: { batchSize?: number; 
 
 /**
  * The task (src/tasks.ts): revisions written before trees were stored get their root, in batches,
- * for up to `runLimitMs`; it enqueues itself again while revisions remain. Every revision written
- * since carries its root, so the backlog only shrinks; once it is empty a run is one indexed
- * statement.
+ * for up to `runLimitMs`; it enqueues itself again while revisions remain, and only then. Every
+ * revision written since carries its root, so the backlog only shrinks; once it is empty a run is
+ * one statement on an empty partial index ("Revision_treeRoot_missing_idx").
  */
 export async function backfillRevisionTreesTask(deps: Pick<TaskDeps, 'prisma' | 'log' | 'services'>, opts: { runLimitMs?: number } = {}): Promise<number> {
+  // Nothing left (the usual case once converted): one look at an empty partial index, nothing else.
+  const [{ pending }] = await deps.prisma.$queryRaw<Array<{ pending: boolean }>>`SELECT EXISTS (SELECT 1 FROM "Revision" WHERE "treeRoot" IS NULL) AS pending`;
+  if (!pending) return 0;
   const until = Date.now() + (opts.runLimitMs ?? 120_000);
   let converted = 0;
   let done = false;
