@@ -8,6 +8,7 @@ import { transaction } from '../src/db/transaction.ts';
 import { readTree, writeWholeTree } from '../src/domain/revision-tree.ts';
 import { versionIdsOf, type TreeNode } from '../src/domain/revisions.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
+import { depthOf } from './fixtures/tree.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -62,19 +63,6 @@ async function seedSpace(size: number, tag: string) {
   return { spaceId, roots, all };
 }
 
-/** Depth of the `byId` trie under a root (root node not counted). */
-async function depthOf(root: string): Promise<number> {
-  const rows = await t.app.prisma.$queryRaw<Array<{ depth: number }>>`
-    WITH RECURSIVE w("hash", "entries", "depth") AS (
-      SELECT n."hash", n."entries", 1 FROM "RevisionTreeNode" n
-      WHERE n."hash" = (SELECT r."entries"->'r'->>0 FROM "RevisionTreeNode" r WHERE r."hash" = ${root})
-      UNION ALL
-      SELECT n."hash", n."entries", w."depth" + 1 FROM w CROSS JOIN LATERAL jsonb_array_elements(w."entries"->'c') c JOIN "RevisionTreeNode" n ON n."hash" = c->>1
-    )
-    SELECT max("depth")::int AS depth FROM w`;
-  return rows[0].depth;
-}
-
 const count = async (table: string) => Number((await t.app.prisma.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT count(*) AS n FROM "${table}"`))[0].n);
 
 async function currentRoot(spaceId: string) {
@@ -126,7 +114,7 @@ describe('a one-page edit costs the same at 10 and at 5,000 pages', () => {
       const { spaceId, all } = await seedSpace(size, `w${size}x`);
       await expectCurrentPagesExact(spaceId);
       const page = all[all.length - 1];
-      const depth = await depthOf((await currentRoot(spaceId)).treeRoot!);
+      const depth = await depthOf(t.app.prisma, (await currentRoot(spaceId)).treeRoot!);
 
       // A body edit of one page.
       const body = await measure(() => edit(spaceId, [{ operation: 'update_page', page: page.id, document: { markdown: 'A new body' } }]));
