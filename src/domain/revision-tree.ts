@@ -10,6 +10,7 @@
 // would let a later tree point at a missing row.
 import { LRUCache } from 'lru-cache';
 import type { Db, Tx } from '../db/client.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import type { TaskDeps } from './context.ts';
 import { transaction } from '../db/transaction.ts';
 import {
@@ -123,6 +124,55 @@ async function storeNodes(tx: Tx, created: TreeWrite['created'], stats?: TreeSta
   return { nodes, bytes };
 }
 
+// ------------------------------------------------------------------ the one recursive walk
+
+/**
+ * One walk down a trie of a stored tree: from the `byId` ("i") or `byParent` ("p") trie under
+ * `root`, following at depth d only the child whose bucket is digit d of `path` (one character
+ * per digit, 65 + digit) and, past the end of `path`, every child: "" walks the whole trie, a page's
+ * digits its path, a parent's prefix the subtree of its children.
+ */
+type PathWalk = { root: string; trie: 'i' | 'p'; path: string };
+
+const walkCode = (digits: number[]) => String.fromCharCode(...digits.map((d) => 65 + d));
+
+/** The recursive CTE `w("hash", …)` of the nodes `walks` visit (roots not included; UNION: a node several walks share is read once). */
+function pathWalkCte(walks: PathWalk[]): Prisma.Sql {
+  return Prisma.sql`w("hash", "depth", "path") AS (
+      SELECT CASE WHEN x.t = 'i' THEN r."entries"->'r'->>0 ELSE r."entries"->'r'->>1 END, 0, x.p
+      FROM unnest(${walks.map((w) => w.root)}::text[], ${walks.map((w) => w.trie)}::text[], ${walks.map((w) => w.path)}::text[]) AS x(root, t, p)
+      JOIN "RevisionTreeNode" r ON r."hash" = x.root
+      UNION
+      SELECT c.child->>1, w."depth" + 1, w."path"
+      FROM w JOIN "RevisionTreeNode" n ON n."hash" = w."hash"
+      CROSS JOIN LATERAL jsonb_array_elements(n."entries"->'c') AS c(child)
+      WHERE w."depth" >= length(w."path") OR (c.child->>0)::int = ascii(substr(w."path", w."depth" + 1, 1)) - 65
+    )`;
+}
+
+/**
+ * Every node of the store the recursive CTE `ctes` (whose last CTE, `w`, has a "hash" column)
+ * names, plus the nodes `extra` (roots): ONE statement, counted in `stats`, committed nodes kept
+ * in the process cache. Every multi-level read of the store goes through here.
+ */
+async function walkNodes(db: Tx, ctes: Prisma.Sql, extra: string[], stats?: TreeStats): Promise<NodeRow[]> {
+  const rows = await db.$queryRaw<NodeRow[]>`
+    WITH RECURSIVE ${ctes}
+    SELECT n."hash", n."entries", pg_column_size(n."entries")::int AS size, age(n.xmin) > 0 AS committed
+    FROM "RevisionTreeNode" n WHERE n."hash" IN (SELECT "hash" FROM w UNION SELECT unnest(${extra}::text[]))`;
+  if (stats) {
+    stats.statements++;
+    stats.nodesRead += rows.length;
+  }
+  remember(rows);
+  return rows;
+}
+
+/** The nodes on `walks` (and their roots), in one statement. */
+function walkPaths(db: Tx, walks: PathWalk[], stats?: TreeStats): Promise<NodeRow[]> {
+  return walkNodes(db, pathWalkCte(walks), [...new Set(walks.map((w) => w.root))], stats);
+}
+
 // ------------------------------------------------------------------ the API
 
 /**
@@ -164,22 +214,8 @@ export function treeFromNodes(tree: TreeNode[]): TreeWrite {
 export async function readEntriesOf(db: Tx, root: string | null, stats?: TreeStats): Promise<Map<string, TreeEntry>> {
   if (!root) return new Map();
   if (cache.has(root)) return readEntries(new DbNodes(db, stats), root);
-  const rows = await db.$queryRaw<NodeRow[]>`
-    WITH RECURSIVE t("hash", "entries", "xmin") AS (
-      SELECT n."hash", n."entries", n.xmin FROM "RevisionTreeNode" n
-      WHERE n."hash" = ${root} OR n."hash" = (SELECT r."entries"->'r'->>0 FROM "RevisionTreeNode" r WHERE r."hash" = ${root})
-      UNION ALL
-      SELECT n."hash", n."entries", n.xmin
-      FROM t CROSS JOIN LATERAL jsonb_array_elements(t."entries"->'c') AS c(child)
-      JOIN "RevisionTreeNode" n ON n."hash" = c.child->>1
-    )
-    SELECT "hash", "entries", pg_column_size("entries")::int AS size, age("xmin") > 0 AS committed FROM t`;
-  if (stats) {
-    stats.statements++;
-    stats.nodesRead += rows.length;
-  }
+  const rows = await walkPaths(db, [{ root, trie: 'i', path: '' }], stats);
   if (!rows.some((r) => r.hash === root)) throw new Error(`revision tree node ${root} is missing`);
-  remember(rows);
   const byHash = new Map(rows.map((r) => [r.hash, r.entries]));
   return readEntries({ load: async (hashes) => new Map(hashes.filter((h) => byHash.has(h)).map((h) => [h, byHash.get(h)!])) }, root);
 }
@@ -199,23 +235,11 @@ export async function readTrees(db: Tx, roots: string[], stats?: TreeStats): Pro
   const cold = unique.filter((r) => !cache.has(r));
   const byHash = new Map<string, NodeContent>();
   if (cold.length) {
-    const rows = await db.$queryRaw<NodeRow[]>`
-      WITH RECURSIVE t("hash") AS (
-        SELECT h FROM (
-          SELECT unnest(${cold}::text[])
-          UNION SELECT r."entries"->'r'->>0 FROM "RevisionTreeNode" r WHERE r."hash" = ANY(${cold}::text[])
-        ) AS s(h) WHERE h IS NOT NULL
-        UNION
-        SELECT c.child->>1 FROM t JOIN "RevisionTreeNode" n ON n."hash" = t."hash"
-        CROSS JOIN LATERAL jsonb_array_elements(n."entries"->'c') AS c(child)
-      )
-      SELECT n."hash", n."entries", pg_column_size(n."entries")::int AS size, age(n.xmin) > 0 AS committed
-      FROM t JOIN "RevisionTreeNode" n ON n."hash" = t."hash"`;
-    if (stats) {
-      stats.statements++;
-      stats.nodesRead += rows.length;
-    }
-    remember(rows);
+    const rows = await walkPaths(
+      db,
+      cold.map((root) => ({ root, trie: 'i' as const, path: '' })),
+      stats,
+    );
     for (const r of rows) byHash.set(r.hash, r.entries);
     for (const r of cold) if (!byHash.has(r)) throw new Error(`revision tree node ${r} is missing`);
   }
@@ -255,8 +279,10 @@ export function childPages(db: Tx, root: string | null, parentId: string | null,
 export async function prefetchDiffNodes(db: Tx, pairs: Array<[string | null, string | null]>, stats?: TreeStats): Promise<number> {
   const todo = pairs.filter(([a, b]) => a !== b);
   if (todo.length === 0) return 0;
-  const rows = await db.$queryRaw<NodeRow[]>`
-    WITH RECURSIVE p("a", "b") AS (
+  // The two tries side by side; `w`: the nodes of either side.
+  const rows = await walkNodes(
+    db,
+    Prisma.sql`p("a", "b") AS (
       SELECT x.a, x.b FROM unnest(${todo.map((t) => t[0])}::text[], ${todo.map((t) => t[1])}::text[]) AS x(a, b)
       UNION ALL
       SELECT k.a, k.b
@@ -272,14 +298,11 @@ export async function prefetchDiffNodes(db: Tx, pairs: Array<[string | null, str
           ON (ca.c->>0)::int = (cb.c->>0)::int
       ) k
       WHERE k.a IS DISTINCT FROM k.b
-    )
-    SELECT n."hash", n."entries", pg_column_size(n."entries")::int AS size, age(n.xmin) > 0 AS committed
-    FROM "RevisionTreeNode" n WHERE n."hash" IN (SELECT "a" FROM p UNION SELECT "b" FROM p)`;
-  if (stats) {
-    stats.statements++;
-    stats.nodesRead += rows.length;
-  }
-  remember(rows);
+    ),
+    w("hash") AS (SELECT "a" FROM p UNION SELECT "b" FROM p)`,
+    [],
+    stats,
+  );
   return rows.length;
 }
 
@@ -378,42 +401,22 @@ export class TreeSession {
    */
   async preload(root: string | null, pageIds: string[], parents: Array<string | null> = [], placed: Array<{ pageId: string; parent: string | null }> = []): Promise<void> {
     if (!root) return;
-    const paths: string[] = [];
+    const walks: PathWalk[] = [];
     const keys: string[] = [];
-    const code = (digits: number[]) => String.fromCharCode(...digits.map((d) => 65 + d));
     for (const id of new Set(pageIds)) {
       const key = `${root} i ${id}`;
-      if (!this.preloaded.has(key)) keys.push(key), paths.push(`i${code(idPathDigits(id))}`);
+      if (!this.preloaded.has(key)) keys.push(key), walks.push({ root, trie: 'i', path: walkCode(idPathDigits(id)) });
     }
     for (const parent of new Set(parents)) {
       const key = `${root} p ${parent ?? ''}`;
-      if (!this.preloaded.has(key)) keys.push(key), paths.push(`p${code(parentPrefixDigits(parent))}`);
+      if (!this.preloaded.has(key)) keys.push(key), walks.push({ root, trie: 'p', path: walkCode(parentPrefixDigits(parent)) });
     }
     for (const p of placed) {
       const key = `${root} q ${p.parent ?? ''} ${p.pageId}`;
-      if (!this.preloaded.has(key)) keys.push(key), paths.push(`p${code([...parentPrefixDigits(p.parent), ...idPathDigits(p.pageId)])}`);
+      if (!this.preloaded.has(key)) keys.push(key), walks.push({ root, trie: 'p', path: walkCode([...parentPrefixDigits(p.parent), ...idPathDigits(p.pageId)]) });
     }
-    if (paths.length === 0) return;
-    // A path's digit at depth d is the character d (65 + digit); past the end of a path (a
-    // parent's prefix) every child is taken: the subtree of that parent's children.
-    const rows = await this.tx.$queryRaw<NodeRow[]>`
-      WITH RECURSIVE w("hash", "depth", "path") AS (
-        SELECT CASE WHEN left(x.p, 1) = 'i' THEN r."entries"->'r'->>0 ELSE r."entries"->'r'->>1 END, 0, substr(x.p, 2)
-        FROM unnest(${paths}::text[]) AS x(p) CROSS JOIN "RevisionTreeNode" r
-        WHERE r."hash" = ${root}
-        UNION ALL
-        SELECT c.child->>1, w."depth" + 1, w."path"
-        FROM w JOIN "RevisionTreeNode" n ON n."hash" = w."hash"
-        CROSS JOIN LATERAL jsonb_array_elements(n."entries"->'c') AS c(child)
-        WHERE w."depth" >= length(w."path") OR (c.child->>0)::int = ascii(substr(w."path", w."depth" + 1, 1)) - 65
-      )
-      SELECT n."hash", n."entries", pg_column_size(n."entries")::int AS size, age(n.xmin) > 0 AS committed
-      FROM "RevisionTreeNode" n WHERE n."hash" IN (SELECT "hash" FROM w UNION SELECT ${root})`;
-    if (this.stats) {
-      this.stats.statements++;
-      this.stats.nodesRead += rows.length;
-    }
-    remember(rows);
+    if (walks.length === 0) return;
+    const rows = await walkPaths(this.tx, walks, this.stats);
     for (const r of rows) this.memo.set(r.hash, r.entries);
     for (const k of keys) this.preloaded.add(k);
   }
