@@ -10,36 +10,59 @@ export const FLOOR_SQL = `
 WITH RECURSIVE
 ss AS (
   SELECT ss."id", ss."sectionId", ss."path", ss."position", sp."id" AS "spaceId", sp."title" AS "spaceTitle",
-         r."id" AS "revisionId", r."tree"
+         r."id" AS "revisionId", r."treeRoot", CASE WHEN r."treeRoot" IS NULL THEN r."tree" END AS "tree"
   FROM "SiteSpace" ss
   JOIN "Space" sp ON sp."id" = ss."spaceId" AND sp."deletedAt" IS NULL
   JOIN "Revision" r ON r."id" = sp."revisionId"
   WHERE ss."siteId" = $1
 ),
--- The page versions of those revisions, fetched once by primary key (every "v" of the seeded
--- JSON trees; a duplicate from the lax path's array unwrapping does not matter to ANY); joining PageVersion inside the recursion instead makes the planner, which
--- cannot estimate jsonb_array_elements, hash a sequential scan of the whole table.
+-- Every node of the \`byId\` trie of each revision's stored tree (src/lib/page-trie.ts): its leaves
+-- hold the items [pageId, versionId, parentId, sort key].
+walk AS (
+  SELECT ss."id" AS ssid, rn."entries"->'r'->>0 AS hash FROM ss JOIN "RevisionTreeNode" rn ON rn."hash" = ss."treeRoot"
+  UNION ALL
+  SELECT w.ssid, c->>1 FROM walk w JOIN "RevisionTreeNode" n ON n."hash" = w.hash
+  CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN n."entries" ? 'c' THEN n."entries"->'c' ELSE '[]'::jsonb END) AS c
+),
+-- A revision not converted yet (seeded with its JSON tree only): its nested JSON, the index as sort key.
+jwalk AS (
+  SELECT ss."id" AS ssid, e.node, NULL::text AS parent, lpad(e.ord::text, 10, '0') AS pos
+  FROM ss CROSS JOIN LATERAL jsonb_array_elements(coalesce(ss."tree", '[]'::jsonb)) WITH ORDINALITY AS e(node, ord)
+  UNION ALL
+  SELECT j.ssid, c.node, j.node->>'id', lpad(c.ord::text, 10, '0')
+  FROM jwalk j CROSS JOIN LATERAL jsonb_array_elements(j.node->'pages') WITH ORDINALITY AS c(node, ord)
+),
+items AS (
+  SELECT w.ssid, i->>0 AS id, i->>1 AS v, i->>2 AS parent, i->>3 AS pos
+  FROM walk w JOIN "RevisionTreeNode" n ON n."hash" = w.hash
+  CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN n."entries" ? 'l' THEN n."entries"->'l' ELSE '[]'::jsonb END) AS i
+  UNION ALL
+  SELECT ssid, node->>'id', node->>'v', parent, pos FROM jwalk
+),
+-- The page versions of those revisions, fetched once by primary key; joining PageVersion inside
+-- the recursion instead makes the planner, which cannot estimate the JSON expansion, hash a
+-- sequential scan of the whole table.
 pvs AS (
   SELECT pv."id", pv."title", pv."slug", pv."kind"
   FROM "PageVersion" pv
-  WHERE pv."id" = ANY (ARRAY(SELECT v #>> '{}' FROM ss ss2, jsonb_path_query(ss2."tree", 'lax $.**.v') AS v))
+  WHERE pv."id" = ANY (ARRAY(SELECT v FROM items))
 ),
+-- Siblings by (sort key, page id) in byte order, as the application orders them.
 nodes AS (
-  SELECT ss."id" AS ssid, e.node, NULL::text AS "parentId", 0 AS depth, ARRAY[e.ord] AS sortkey,
+  SELECT it.ssid, it.id, NULL::text AS "parentId", 0 AS depth, ARRAY[convert_to(it.pos || chr(1) || it.id, 'UTF8')] AS sortkey,
          pv."slug"::text AS path, pv."title", pv."slug", pv."kind"
-  FROM ss
-  CROSS JOIN LATERAL jsonb_array_elements(ss."tree") WITH ORDINALITY AS e(node, ord)
-  JOIN pvs pv ON pv."id" = e.node->>'v'
+  FROM items it JOIN pvs pv ON pv."id" = it.v
+  WHERE it.parent IS NULL
   UNION ALL
-  SELECT n.ssid, c.node, n.node->>'id', n.depth + 1, n.sortkey || c.ord,
+  SELECT n.ssid, c.id, n.id, n.depth + 1, n.sortkey || convert_to(c.pos || chr(1) || c.id, 'UTF8'),
          n.path || '/' || pv."slug", pv."title", pv."slug", pv."kind"
   FROM nodes n
-  CROSS JOIN LATERAL jsonb_array_elements(n.node->'pages') WITH ORDINALITY AS c(node, ord)
-  JOIN pvs pv ON pv."id" = c.node->>'v'
+  JOIN items c ON c.ssid = n.ssid AND c.parent = n.id
+  JOIN pvs pv ON pv."id" = c.v
 ),
 pages AS (
   SELECT ssid, json_agg(json_build_object(
-           'id', node->>'id', 'title', "title", 'slug', "slug", 'path', path, 'type', "kind",
+           'id', id, 'title', "title", 'slug', "slug", 'path', path, 'type', "kind",
            'parentId', "parentId", 'depth', depth) ORDER BY sortkey) AS list
   FROM nodes GROUP BY ssid
 ),

@@ -5,7 +5,7 @@
 import type { TaskDefinition, TaskNames, TaskTable } from './jobs.ts';
 import { giveUpImportJob, importContentTask } from './domain/imports.ts';
 import { giveUpOpenApiSpec, processOpenApiSpec } from './domain/openapi.ts';
-import { purgeDeletedSpaces, sweepOrphanFiles } from './domain/cleanup.ts';
+import { purgeDeletedSpaces, sweepOrphanFiles, sweepTreeNodes } from './domain/cleanup.ts';
 import { purgeOldEvents } from './events/log.ts';
 import { deliverWebhook, giveUpWebhookDelivery } from './domain/webhooks.ts';
 import { giveUpPdfExport, renderPdfExportTask } from './domain/pdf-exports.ts';
@@ -24,6 +24,11 @@ export const tasks = {
   purgeDeletedSpaces: { handler: async (_payload, deps) => void (await purgeDeletedSpaces(deps)), cron: '0 * * * *' },
   /** Hourly: stored bytes no row refers to (rolled-back uploads, interrupted purges). */
   sweepOrphanFiles: { handler: async (_payload, deps) => void (await sweepOrphanFiles(deps)), cron: '17 * * * *' },
+  /**
+   * Daily: page tree nodes no revision reaches (purged spaces), 20,000 per run in one transaction;
+   * enqueues itself again while more remain.
+   */
+  sweepTreeNodes: { handler: async (_payload, deps) => void (await sweepTreeNodes(deps)), cron: '29 4 * * *' },
   /** Hourly: events (the audit log) older than AUDIT_RETENTION_DAYS. */
   purgeOldEvents: { handler: async (_payload, deps) => void (await purgeOldEvents(deps)), cron: '41 * * * *' },
   /**
@@ -44,6 +49,7 @@ export const tasks = {
   /**
    * Every 10 minutes: revisions written before page trees were stored get their tree root, 20
    * revisions per transaction, for up to 2 minutes, then it enqueues itself while some remain.
+   * Once none is left a run is one statement on an empty partial index.
    */
   backfillRevisionTrees: { handler: async (_payload, deps) => void (await backfillRevisionTreesTask(deps)), cron: '*/10 * * * *' },
   /** Hourly: idempotency keys (and the answers they keep) older than 24 hours. */
@@ -63,6 +69,7 @@ declare module './jobs.ts' {
     processOpenApiSpec: true;
     purgeDeletedSpaces: true;
     sweepOrphanFiles: true;
+    sweepTreeNodes: true;
     purgeOldEvents: true;
     purgeIdempotencyKeys: true;
     deliverWebhook: true;

@@ -20,6 +20,7 @@ import {
 } from '../src/domain/revision-tree.ts';
 import type { TreeNode } from '../src/domain/revisions.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
+import { depthOf } from './fixtures/tree.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -42,26 +43,13 @@ function syntheticTree(size: number, tag: string): TreeNode[] {
 
 const nodeRows = async () => Number((await t.app.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM "RevisionTreeNode"`)[0].n);
 
-/** Depth of the `byId` trie under a root (root node not counted). */
-async function depthOf(root: string): Promise<number> {
-  const rows = await t.app.prisma.$queryRaw<Array<{ depth: number }>>`
-    WITH RECURSIVE w("hash", "entries", "depth") AS (
-      SELECT n."hash", n."entries", 1 FROM "RevisionTreeNode" n
-      WHERE n."hash" = (SELECT r."entries"->'r'->>0 FROM "RevisionTreeNode" r WHERE r."hash" = ${root})
-      UNION ALL
-      SELECT n."hash", n."entries", w."depth" + 1 FROM w CROSS JOIN LATERAL jsonb_array_elements(w."entries"->'c') c JOIN "RevisionTreeNode" n ON n."hash" = c->>1
-    )
-    SELECT max("depth")::int AS depth FROM w`;
-  return rows[0].depth;
-}
-
 describe('a one-page change costs its path, whatever the size of the space', () => {
   for (const size of [10, 1_000, 20_000]) {
     it(`at ${size} pages`, async () => {
       const tree = syntheticTree(size, `s${size}`);
       const base = await transaction(t.app.prisma, (tx) => writeWholeTree(tx, tree), { timeout: 60_000 });
       expect(base.root).toBe(treeFromNodes(tree).root);
-      const depth = await depthOf(base.root);
+      const depth = await depthOf(t.app.prisma, base.root);
       expect(depth).toBe(size <= 64 ? 1 : size <= 2_000 ? 2 : 3);
 
       // Reading the tree back gives the tree it was built from, in one statement.
@@ -334,5 +322,16 @@ describe('every write stores its revision tree', () => {
     expect(enqueued).toEqual(['backfillRevisionTrees']);
     await backfillRevisionTreesTask(deps as never);
     await expectRootsMatch(spaceId);
+    // Done: a scheduled run is one statement, on the partial index of revisions without a root, and enqueues nothing.
+    enqueued.length = 0;
+    const idle = await t.countQueries(() => backfillRevisionTreesTask(deps as never));
+    expect(idle.result).toBe(0);
+    expect(idle.count).toBe(1);
+    expect(enqueued).toEqual([]);
+    const plan = await transaction(t.app.prisma, async (tx) => {
+      await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off');
+      return tx.$queryRawUnsafe<Array<{ 'QUERY PLAN': string }>>(`EXPLAIN SELECT EXISTS (SELECT 1 FROM "Revision" WHERE "treeRoot" IS NULL)`);
+    });
+    expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('Revision_treeRoot_missing_idx');
   });
 });

@@ -8,6 +8,7 @@ import { transaction } from '../src/db/transaction.ts';
 import { readTree, writeWholeTree } from '../src/domain/revision-tree.ts';
 import { versionIdsOf, type TreeNode } from '../src/domain/revisions.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
+import { depthOf } from './fixtures/tree.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -62,19 +63,6 @@ async function seedSpace(size: number, tag: string) {
   return { spaceId, roots, all };
 }
 
-/** Depth of the `byId` trie under a root (root node not counted). */
-async function depthOf(root: string): Promise<number> {
-  const rows = await t.app.prisma.$queryRaw<Array<{ depth: number }>>`
-    WITH RECURSIVE w("hash", "entries", "depth") AS (
-      SELECT n."hash", n."entries", 1 FROM "RevisionTreeNode" n
-      WHERE n."hash" = (SELECT r."entries"->'r'->>0 FROM "RevisionTreeNode" r WHERE r."hash" = ${root})
-      UNION ALL
-      SELECT n."hash", n."entries", w."depth" + 1 FROM w CROSS JOIN LATERAL jsonb_array_elements(w."entries"->'c') c JOIN "RevisionTreeNode" n ON n."hash" = c->>1
-    )
-    SELECT max("depth")::int AS depth FROM w`;
-  return rows[0].depth;
-}
-
 const count = async (table: string) => Number((await t.app.prisma.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT count(*) AS n FROM "${table}"`))[0].n);
 
 async function currentRoot(spaceId: string) {
@@ -126,7 +114,7 @@ describe('a one-page edit costs the same at 10 and at 5,000 pages', () => {
       const { spaceId, all } = await seedSpace(size, `w${size}x`);
       await expectCurrentPagesExact(spaceId);
       const page = all[all.length - 1];
-      const depth = await depthOf((await currentRoot(spaceId)).treeRoot!);
+      const depth = await depthOf(t.app.prisma, (await currentRoot(spaceId)).treeRoot!);
 
       // A body edit of one page.
       const body = await measure(() => edit(spaceId, [{ operation: 'update_page', page: page.id, document: { markdown: 'A new body' } }]));
@@ -269,4 +257,90 @@ describe('CurrentPage follows the tree difference', () => {
     await expectCurrentPagesExact(spaceId);
     expect((await actualCurrentPages(spaceId)).size).toBe(2);
   }, 60_000);
+});
+
+describe('a change request batch checks a new slug without reading the sibling list', () => {
+  /** A space of `size` top-level pages (slugs page-0 … page-<size-1>), seeded in SQL. */
+  async function seedFlat(size: number, tag: string) {
+    const spaceId = await newSpace(`Flat ${size}`);
+    const space = await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } });
+    const roots: TreeNode[] = Array.from({ length: size }, (_, i) => ({ id: `page_${tag}${i}`, v: `pv_${tag}${i}`, pages: [] }));
+    await transaction(
+      t.app.prisma,
+      async (tx) => {
+        await tx.$executeRaw`
+          INSERT INTO "PageVersion" ("id", "pageId", "spaceId", "title", "slug", "markdown")
+          SELECT 'pv_' || ${tag} || g, 'page_' || ${tag} || g, ${spaceId}, 'Page ' || g, 'page-' || g, 'Body of page ' || g
+          FROM generate_series(0, ${size - 1}::int) AS g`;
+        const { root } = await writeWholeTree(tx, roots);
+        await tx.revision.create({ data: { id: `rev_${tag}`, spaceId, parents: [space.revisionId!], type: 'edits', treeRoot: root } });
+        await tx.space.update({ where: { id: spaceId }, data: { revisionId: `rev_${tag}` } });
+      },
+      { timeout: 120_000 },
+    );
+    const cr = await t.rest('POST', `/v1/spaces/${spaceId}/change-requests`, { subject: 'Renames' });
+    expect(cr.status).toBe(201);
+    return { spaceId, cr: cr.body.id as string, pages: roots.map((r) => r.id) };
+  }
+
+  /** Statements of one request, and the characters of the values they sent (what the sibling list would be: its ids). */
+  async function sent(fn: () => Promise<{ status: number; body: any }>) {
+    const params: string[] = [];
+    (t.app.prisma as any).$on('query', (e: { params: string }) => params.push(e.params));
+    const before = params.length;
+    const { result, count: statements } = await t.countQueries(fn);
+    return { result, statements, paramChars: params.slice(before).reduce((s, p) => s + p.length, 0) };
+  }
+
+  it('a title change costs the same statements and sends a bounded amount at 10 and 3,000 siblings; slugs deduplicate as before', async () => {
+    const seen: Array<{ size: number; statements: number; paramChars: number }> = [];
+    for (const size of [10, 3_000]) {
+      const { spaceId, cr, pages } = await seedFlat(size, `f${size}x`);
+      const batch = (changes: unknown[]) => t.rest('POST', `/v1/spaces/${spaceId}/change-requests/${cr}/content?compat=false`, { changes });
+      const page = async (id: string) => (await t.rest('GET', `/v1/spaces/${spaceId}/change-requests/${cr}/content/page/${id}`)).body;
+
+      // `page` is free at first; then `page`, `page-1` … `page-<size-1>` are all taken: the first free one after them.
+      expect((await batch([{ operation: 'update_page', page: pages[0], title: 'Page' }])).status).toBe(200);
+      expect((await page(pages[0])).slug).toBe('page');
+      const after = await batch([{ operation: 'insert_page', title: 'Page', document: { markdown: 'x' } }]);
+      expect(after.status).toBe(200);
+      expect((await page(after.body.changes[0].page.id)).slug).toBe(`page-${size}`);
+
+      const r = await sent(() => batch([{ operation: 'update_page', page: pages[5], title: 'Renamed' }]));
+      expect(r.result.status).toBe(200);
+      expect(await page(pages[5])).toMatchObject({ title: 'Renamed', slug: 'renamed' });
+      seen.push({ size, statements: r.statements, paramChars: r.paramChars });
+
+      // A sibling's slug: the next free `-n` (page-1 is taken by a sibling, "page-1-2" is free).
+      expect((await batch([{ operation: 'update_page', page: pages[6], title: 'Page 1' }])).status).toBe(200);
+      expect((await page(pages[6])).slug).toBe('page-1-2');
+      // Its own slug is not a clash; a page the same batch renamed away frees its slug, one it inserts takes one.
+      expect((await batch([{ operation: 'update_page', page: pages[3], slug: 'page-3', title: 'Three' }])).status).toBe(200);
+      const swap = await batch([
+        { operation: 'update_page', page: pages[4], slug: 'moved-away' },
+        { operation: 'update_page', page: pages[8], title: 'Page 4' },
+        { operation: 'insert_page', title: 'Fresh', document: { markdown: 'x' } },
+        { operation: 'insert_page', title: 'Fresh', document: { markdown: 'y' } },
+      ]);
+      expect(swap.status).toBe(200);
+      expect((await page(pages[8])).slug).toBe('page-4');
+      const inserted = swap.body.changes.filter((c: any) => c.object === 'created_page').map((c: any) => c.page.id);
+      expect(await Promise.all(inserted.map(async (id: string) => (await page(id)).slug))).toEqual(['fresh', 'fresh-2']);
+      // A page under another parent with the slug is no clash.
+      expect((await batch([{ operation: 'update_page', page: pages[9], into: inserted[0], slug: 'renamed' }])).status).toBe(200);
+      expect((await page(pages[9])).slug).toBe('renamed');
+      // An explicit slug a sibling has: 400 naming the field, nothing changed.
+      const head = (await t.rest('GET', `/v1/spaces/${spaceId}/change-requests/${cr}`)).body.revision;
+      const clash = await batch([{ operation: 'update_page', page: pages[2], slug: 'page-1' }]);
+      expect(clash.status).toBe(400);
+      expect(clash.body.error.message).toContain('changes.0.slug');
+      expect((await t.rest('GET', `/v1/spaces/${spaceId}/change-requests/${cr}`)).body.revision).toBe(head);
+      expect((await page(pages[2])).slug).toBe('page-2');
+    }
+    // Reading 3,000 siblings' entries and slugs sends their paths and version ids (about 200 kB);
+    // the lookup by slug does not. What grows is the nodes written on the page's path (depth + 1, a leaf up to ~6 kB).
+    expect(seen[1].statements).toBe(seen[0].statements);
+    expect(seen[1].paramChars).toBeLessThan(seen[0].paramChars + 12_000);
+    console.log(JSON.stringify(seen));
+  }, 300_000);
 });

@@ -1,5 +1,6 @@
 // Cleanup tasks run by the queue on a schedule (src/tasks.ts): the purge of spaces deleted more
-// than 7 days ago and the sweep of stored file bytes no row refers to.
+// than 7 days ago, the sweep of stored file bytes no row refers to, and the collection of page
+// tree nodes no revision reaches any more.
 //
 // Bytes are written before the transaction that records them commits (a row must never point
 // at missing bytes), and deleted after the transaction that drops the row. A transaction that
@@ -14,6 +15,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { FileStorage } from '../lib/storage.ts';
 import { RESTORE_WINDOW_MS } from './spaces.ts';
 import { removeSpacesFromSites } from './site-structure.ts';
+import { collectTreeGarbage, type TreeGcOptions } from './revision-tree.ts';
 
 // ------------------------------------------------------------------ deleted spaces
 
@@ -93,3 +95,17 @@ async function unreferenced(prisma: Db, keys: string[]): Promise<string[]> {
   return keys.filter((k) => !live.has(k));
 }
 
+
+// ------------------------------------------------------------------ unreferenced tree nodes
+
+/**
+ * Delete page tree nodes no revision reaches (left by purged spaces), at most `maxNodes` per run
+ * (src/domain/revision-tree.ts `collectTreeGarbage`); enqueues itself again while more remain.
+ * Returns how many were deleted.
+ */
+export async function sweepTreeNodes(deps: Pick<TaskDeps, 'prisma' | 'log' | 'services'>, opts: TreeGcOptions = {}): Promise<number> {
+  const { deleted, more } = await collectTreeGarbage(deps.prisma, opts);
+  if (more) await deps.services.jobs.enqueue(deps.prisma, 'sweepTreeNodes', {}, { jobKey: 'sweepTreeNodes' });
+  if (deleted) deps.log.info({ deleted, more }, 'deleted page tree nodes no revision uses');
+  return deleted;
+}

@@ -10,6 +10,7 @@
 // would let a later tree point at a missing row.
 import { LRUCache } from 'lru-cache';
 import type { Db, Tx } from '../db/client.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import type { TaskDeps } from './context.ts';
 import { transaction } from '../db/transaction.ts';
 import { treeCacheBytes } from '../config.ts';
@@ -91,6 +92,14 @@ class DbNodes implements NodeSource {
   }
 }
 
+/**
+ * A node reused by a write (it exists already) gets its "lastUsed" refreshed when it is older than
+ * this, so garbage collection (whose grace period is longer) never takes it; a fresher node is
+ * only locked (ON CONFLICT DO UPDATE locks the row even when its WHERE is false), which makes a
+ * concurrent delete wait for this transaction and then see the row in use.
+ */
+const TOUCH_AFTER = '10 minutes';
+
 /** Store the nodes a write created; returns how many rows were new and their JSON bytes. */
 async function storeNodes(tx: Tx, created: TreeWrite['created'], stats?: TreeStats) {
   let nodes = 0;
@@ -99,11 +108,12 @@ async function storeNodes(tx: Tx, created: TreeWrite['created'], stats?: TreeSta
   // About 2 MB of JSON per statement at most.
   for (let i = 0; i < list.length; i += 300) {
     const chunk = list.slice(i, i + 300);
-    const inserted = await tx.$queryRaw<Array<{ bytes: number }>>`
-      INSERT INTO "RevisionTreeNode" ("hash", "entries")
+    const rows = await tx.$queryRaw<Array<{ bytes: number; inserted: boolean }>>`
+      INSERT INTO "RevisionTreeNode" AS n ("hash", "entries")
       SELECT x.h, x.j::jsonb FROM unnest(${chunk.map((c) => c[0])}::text[], ${chunk.map((c) => c[1].json)}::text[]) AS x(h, j)
-      ON CONFLICT ("hash") DO NOTHING
-      RETURNING pg_column_size("entries")::int AS bytes`;
+      ON CONFLICT ("hash") DO UPDATE SET "lastUsed" = EXCLUDED."lastUsed" WHERE n."lastUsed" < now() - ${TOUCH_AFTER}::interval
+      RETURNING pg_column_size(n."entries")::int AS bytes, n.xmax = 0 AS inserted`;
+    const inserted = rows.filter((r) => r.inserted);
     nodes += inserted.length;
     bytes += inserted.reduce((s, r) => s + r.bytes, 0);
     if (stats) stats.statements++;
@@ -113,6 +123,55 @@ async function storeNodes(tx: Tx, created: TreeWrite['created'], stats?: TreeSta
     stats.bytesWritten += bytes;
   }
   return { nodes, bytes };
+}
+
+// ------------------------------------------------------------------ the one recursive walk
+
+/**
+ * One walk down a trie of a stored tree: from the `byId` ("i") or `byParent` ("p") trie under
+ * `root`, following at depth d only the child whose bucket is digit d of `path` (one character
+ * per digit, 65 + digit) and, past the end of `path`, every child: "" walks the whole trie, a page's
+ * digits its path, a parent's prefix the subtree of its children.
+ */
+type PathWalk = { root: string; trie: 'i' | 'p'; path: string };
+
+const walkCode = (digits: number[]) => String.fromCharCode(...digits.map((d) => 65 + d));
+
+/** The recursive CTE `w("hash", …)` of the nodes `walks` visit (roots not included; UNION: a node several walks share is read once). */
+function pathWalkCte(walks: PathWalk[]): Prisma.Sql {
+  return Prisma.sql`w("hash", "depth", "path") AS (
+      SELECT CASE WHEN x.t = 'i' THEN r."entries"->'r'->>0 ELSE r."entries"->'r'->>1 END, 0, x.p
+      FROM unnest(${walks.map((w) => w.root)}::text[], ${walks.map((w) => w.trie)}::text[], ${walks.map((w) => w.path)}::text[]) AS x(root, t, p)
+      JOIN "RevisionTreeNode" r ON r."hash" = x.root
+      UNION
+      SELECT c.child->>1, w."depth" + 1, w."path"
+      FROM w JOIN "RevisionTreeNode" n ON n."hash" = w."hash"
+      CROSS JOIN LATERAL jsonb_array_elements(n."entries"->'c') AS c(child)
+      WHERE w."depth" >= length(w."path") OR (c.child->>0)::int = ascii(substr(w."path", w."depth" + 1, 1)) - 65
+    )`;
+}
+
+/**
+ * Every node of the store the recursive CTE `ctes` (whose last CTE, `w`, has a "hash" column)
+ * names, plus the nodes `extra` (roots): ONE statement, counted in `stats`, committed nodes kept
+ * in the process cache. Every multi-level read of the store goes through here.
+ */
+async function walkNodes(db: Tx, ctes: Prisma.Sql, extra: string[], stats?: TreeStats): Promise<NodeRow[]> {
+  const rows = await db.$queryRaw<NodeRow[]>`
+    WITH RECURSIVE ${ctes}
+    SELECT n."hash", n."entries", pg_column_size(n."entries")::int AS size, age(n.xmin) > 0 AS committed
+    FROM "RevisionTreeNode" n WHERE n."hash" IN (SELECT "hash" FROM w UNION SELECT unnest(${extra}::text[]))`;
+  if (stats) {
+    stats.statements++;
+    stats.nodesRead += rows.length;
+  }
+  remember(rows);
+  return rows;
+}
+
+/** The nodes on `walks` (and their roots), in one statement. */
+function walkPaths(db: Tx, walks: PathWalk[], stats?: TreeStats): Promise<NodeRow[]> {
+  return walkNodes(db, pathWalkCte(walks), [...new Set(walks.map((w) => w.root))], stats);
 }
 
 // ------------------------------------------------------------------ the API
@@ -156,22 +215,8 @@ export function treeFromNodes(tree: TreeNode[]): TreeWrite {
 export async function readEntriesOf(db: Tx, root: string | null, stats?: TreeStats): Promise<Map<string, TreeEntry>> {
   if (!root) return new Map();
   if (cache.has(root)) return readEntries(new DbNodes(db, stats), root);
-  const rows = await db.$queryRaw<NodeRow[]>`
-    WITH RECURSIVE t("hash", "entries", "xmin") AS (
-      SELECT n."hash", n."entries", n.xmin FROM "RevisionTreeNode" n
-      WHERE n."hash" = ${root} OR n."hash" = (SELECT r."entries"->'r'->>0 FROM "RevisionTreeNode" r WHERE r."hash" = ${root})
-      UNION ALL
-      SELECT n."hash", n."entries", n.xmin
-      FROM t CROSS JOIN LATERAL jsonb_array_elements(t."entries"->'c') AS c(child)
-      JOIN "RevisionTreeNode" n ON n."hash" = c.child->>1
-    )
-    SELECT "hash", "entries", pg_column_size("entries")::int AS size, age("xmin") > 0 AS committed FROM t`;
-  if (stats) {
-    stats.statements++;
-    stats.nodesRead += rows.length;
-  }
+  const rows = await walkPaths(db, [{ root, trie: 'i', path: '' }], stats);
   if (!rows.some((r) => r.hash === root)) throw new Error(`revision tree node ${root} is missing`);
-  remember(rows);
   const byHash = new Map(rows.map((r) => [r.hash, r.entries]));
   return readEntries({ load: async (hashes) => new Map(hashes.filter((h) => byHash.has(h)).map((h) => [h, byHash.get(h)!])) }, root);
 }
@@ -191,23 +236,11 @@ export async function readTrees(db: Tx, roots: string[], stats?: TreeStats): Pro
   const cold = unique.filter((r) => !cache.has(r));
   const byHash = new Map<string, NodeContent>();
   if (cold.length) {
-    const rows = await db.$queryRaw<NodeRow[]>`
-      WITH RECURSIVE t("hash") AS (
-        SELECT h FROM (
-          SELECT unnest(${cold}::text[])
-          UNION SELECT r."entries"->'r'->>0 FROM "RevisionTreeNode" r WHERE r."hash" = ANY(${cold}::text[])
-        ) AS s(h) WHERE h IS NOT NULL
-        UNION
-        SELECT c.child->>1 FROM t JOIN "RevisionTreeNode" n ON n."hash" = t."hash"
-        CROSS JOIN LATERAL jsonb_array_elements(n."entries"->'c') AS c(child)
-      )
-      SELECT n."hash", n."entries", pg_column_size(n."entries")::int AS size, age(n.xmin) > 0 AS committed
-      FROM t JOIN "RevisionTreeNode" n ON n."hash" = t."hash"`;
-    if (stats) {
-      stats.statements++;
-      stats.nodesRead += rows.length;
-    }
-    remember(rows);
+    const rows = await walkPaths(
+      db,
+      cold.map((root) => ({ root, trie: 'i' as const, path: '' })),
+      stats,
+    );
     for (const r of rows) byHash.set(r.hash, r.entries);
     for (const r of cold) if (!byHash.has(r)) throw new Error(`revision tree node ${r} is missing`);
   }
@@ -247,8 +280,10 @@ export function childPages(db: Tx, root: string | null, parentId: string | null,
 export async function prefetchDiffNodes(db: Tx, pairs: Array<[string | null, string | null]>, stats?: TreeStats): Promise<number> {
   const todo = pairs.filter(([a, b]) => a !== b);
   if (todo.length === 0) return 0;
-  const rows = await db.$queryRaw<NodeRow[]>`
-    WITH RECURSIVE p("a", "b") AS (
+  // The two tries side by side; `w`: the nodes of either side.
+  const rows = await walkNodes(
+    db,
+    Prisma.sql`p("a", "b") AS (
       SELECT x.a, x.b FROM unnest(${todo.map((t) => t[0])}::text[], ${todo.map((t) => t[1])}::text[]) AS x(a, b)
       UNION ALL
       SELECT k.a, k.b
@@ -264,14 +299,11 @@ export async function prefetchDiffNodes(db: Tx, pairs: Array<[string | null, str
           ON (ca.c->>0)::int = (cb.c->>0)::int
       ) k
       WHERE k.a IS DISTINCT FROM k.b
-    )
-    SELECT n."hash", n."entries", pg_column_size(n."entries")::int AS size, age(n.xmin) > 0 AS committed
-    FROM "RevisionTreeNode" n WHERE n."hash" IN (SELECT "a" FROM p UNION SELECT "b" FROM p)`;
-  if (stats) {
-    stats.statements++;
-    stats.nodesRead += rows.length;
-  }
-  remember(rows);
+    ),
+    w("hash") AS (SELECT "a" FROM p UNION SELECT "b" FROM p)`,
+    [],
+    stats,
+  );
   return rows.length;
 }
 
@@ -370,42 +402,22 @@ export class TreeSession {
    */
   async preload(root: string | null, pageIds: string[], parents: Array<string | null> = [], placed: Array<{ pageId: string; parent: string | null }> = []): Promise<void> {
     if (!root) return;
-    const paths: string[] = [];
+    const walks: PathWalk[] = [];
     const keys: string[] = [];
-    const code = (digits: number[]) => String.fromCharCode(...digits.map((d) => 65 + d));
     for (const id of new Set(pageIds)) {
       const key = `${root} i ${id}`;
-      if (!this.preloaded.has(key)) keys.push(key), paths.push(`i${code(idPathDigits(id))}`);
+      if (!this.preloaded.has(key)) keys.push(key), walks.push({ root, trie: 'i', path: walkCode(idPathDigits(id)) });
     }
     for (const parent of new Set(parents)) {
       const key = `${root} p ${parent ?? ''}`;
-      if (!this.preloaded.has(key)) keys.push(key), paths.push(`p${code(parentPrefixDigits(parent))}`);
+      if (!this.preloaded.has(key)) keys.push(key), walks.push({ root, trie: 'p', path: walkCode(parentPrefixDigits(parent)) });
     }
     for (const p of placed) {
       const key = `${root} q ${p.parent ?? ''} ${p.pageId}`;
-      if (!this.preloaded.has(key)) keys.push(key), paths.push(`p${code([...parentPrefixDigits(p.parent), ...idPathDigits(p.pageId)])}`);
+      if (!this.preloaded.has(key)) keys.push(key), walks.push({ root, trie: 'p', path: walkCode([...parentPrefixDigits(p.parent), ...idPathDigits(p.pageId)]) });
     }
-    if (paths.length === 0) return;
-    // A path's digit at depth d is the character d (65 + digit); past the end of a path (a
-    // parent's prefix) every child is taken: the subtree of that parent's children.
-    const rows = await this.tx.$queryRaw<NodeRow[]>`
-      WITH RECURSIVE w("hash", "depth", "path") AS (
-        SELECT CASE WHEN left(x.p, 1) = 'i' THEN r."entries"->'r'->>0 ELSE r."entries"->'r'->>1 END, 0, substr(x.p, 2)
-        FROM unnest(${paths}::text[]) AS x(p) CROSS JOIN "RevisionTreeNode" r
-        WHERE r."hash" = ${root}
-        UNION ALL
-        SELECT c.child->>1, w."depth" + 1, w."path"
-        FROM w JOIN "RevisionTreeNode" n ON n."hash" = w."hash"
-        CROSS JOIN LATERAL jsonb_array_elements(n."entries"->'c') AS c(child)
-        WHERE w."depth" >= length(w."path") OR (c.child->>0)::int = ascii(substr(w."path", w."depth" + 1, 1)) - 65
-      )
-      SELECT n."hash", n."entries", pg_column_size(n."entries")::int AS size, age(n.xmin) > 0 AS committed
-      FROM "RevisionTreeNode" n WHERE n."hash" IN (SELECT "hash" FROM w UNION SELECT ${root})`;
-    if (this.stats) {
-      this.stats.statements++;
-      this.stats.nodesRead += rows.length;
-    }
-    remember(rows);
+    if (walks.length === 0) return;
+    const rows = await walkPaths(this.tx, walks, this.stats);
     for (const r of rows) this.memo.set(r.hash, r.entries);
     for (const k of keys) this.preloaded.add(k);
   }
@@ -464,11 +476,14 @@ export async function backfillRevisionTrees(db: Db, opts: { batchSize?: number; 
 
 /**
  * The task (src/tasks.ts): revisions written before trees were stored get their root, in batches,
- * for up to `runLimitMs`; it enqueues itself again while revisions remain. Every revision written
- * since carries its root, so the backlog only shrinks; once it is empty a run is one indexed
- * statement.
+ * for up to `runLimitMs`; it enqueues itself again while revisions remain, and only then. Every
+ * revision written since carries its root, so the backlog only shrinks; once it is empty a run is
+ * one statement on an empty partial index ("Revision_treeRoot_missing_idx").
  */
 export async function backfillRevisionTreesTask(deps: Pick<TaskDeps, 'prisma' | 'log' | 'services'>, opts: { runLimitMs?: number } = {}): Promise<number> {
+  // Nothing left (the usual case once converted): one look at an empty partial index, nothing else.
+  const [{ pending }] = await deps.prisma.$queryRaw<Array<{ pending: boolean }>>`SELECT EXISTS (SELECT 1 FROM "Revision" WHERE "treeRoot" IS NULL) AS pending`;
+  if (!pending) return 0;
   const until = Date.now() + (opts.runLimitMs ?? 120_000);
   let converted = 0;
   let done = false;
@@ -480,4 +495,85 @@ export async function backfillRevisionTreesTask(deps: Pick<TaskDeps, 'prisma' | 
   if (!done) await deps.services.jobs.enqueue(deps.prisma, 'backfillRevisionTrees', {}, { jobKey: 'backfillRevisionTrees' });
   if (converted) deps.log.info({ converted, more: !done }, 'stored the page trees of older revisions');
   return converted;
+}
+
+// ------------------------------------------------------------------ garbage collection
+
+/** Nodes used (written or reused) more recently than this are never collected: longer than any transaction. */
+export const TREE_GC_GRACE = '1 hour';
+
+export type TreeGcOptions = {
+  /** Rows deleted per statement. */
+  batchSize?: number;
+  /** Rows deleted per run at most; the task enqueues itself again when it reaches it. */
+  maxNodes?: number;
+  /** Postgres interval: nodes used within it are spared. */
+  grace?: string;
+  /** Test hooks: after the live set is known, after each batch. */
+  afterMark?: () => Promise<void>;
+  afterBatch?: (deleted: number) => Promise<void>;
+};
+
+/**
+ * Delete tree nodes no revision reaches any more (revisions go with their space's purge), at most
+ * `maxNodes` per run. One transaction: the nodes reachable from every "Revision"."treeRoot" are
+ * marked (one recursive walk into a temporary table), then unmarked nodes whose "lastUsed" is
+ * older than the grace period are deleted in batches. A run that dies rolls back whole (nothing
+ * half-deleted); a re-run starts over, so the task is idempotent.
+ *
+ * Why a concurrent writer loses nothing: a writer references an existing node either because it
+ * read it from its base revision (alive, so marked; a space being purged takes the writer's
+ * revision with it), or because it built an equal node, which it then "inserts": ON CONFLICT DO
+ * UPDATE locks the row and refreshes "lastUsed" when stale. A row the writer inserted or touched
+ * in a transaction that started less than the grace period before the mark is younger than the
+ * cutoff; a row it locked makes the delete wait and then re-check "lastUsed" on the row as the
+ * writer left it; a row deleted first makes the writer's insert wait for this commit and insert
+ * it again.
+ */
+export async function collectTreeGarbage(db: Db, opts: TreeGcOptions = {}): Promise<{ deleted: number; more: boolean }> {
+  const batchSize = opts.batchSize ?? 1000;
+  const maxNodes = opts.maxNodes ?? 20_000;
+  const grace = opts.grace ?? TREE_GC_GRACE;
+  return transaction(
+    db,
+    async (tx) => {
+      // The walk reads the whole live store: not bound by the request statement timeout.
+      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = '10min'`);
+      await tx.$executeRawUnsafe(`CREATE TEMPORARY TABLE "tree_gc_live" ("hash" text PRIMARY KEY) ON COMMIT DROP`);
+      // Taken before the mark: a node used after (cutoff + grace) is spared whatever the mark saw.
+      const [{ cutoff }] = await tx.$queryRaw<Array<{ cutoff: string }>>`SELECT (clock_timestamp() - ${grace}::interval)::timestamp(3)::text AS cutoff`;
+      await tx.$executeRaw`
+        INSERT INTO "tree_gc_live" ("hash")
+        WITH RECURSIVE t("hash") AS (
+          SELECT DISTINCT "treeRoot" FROM "Revision" WHERE "treeRoot" IS NOT NULL
+          UNION
+          SELECT c.h FROM t JOIN "RevisionTreeNode" n ON n."hash" = t."hash"
+          CROSS JOIN LATERAL (
+            SELECT jsonb_array_elements_text(CASE WHEN n."entries" ? 'r' THEN (n."entries"->'r') - 2 ELSE '[]'::jsonb END)
+            UNION ALL
+            SELECT e->>1 FROM jsonb_array_elements(CASE WHEN n."entries" ? 'c' THEN n."entries"->'c' ELSE '[]'::jsonb END) AS e
+          ) AS c(h)
+          WHERE c.h IS NOT NULL
+        )
+        SELECT "hash" FROM t`;
+      await opts.afterMark?.();
+      let deleted = 0;
+      while (deleted < maxNodes) {
+        // The outer "lastUsed" condition is re-checked on a row a writer locked and refreshed meanwhile.
+        const n = await tx.$executeRaw`
+          DELETE FROM "RevisionTreeNode" d
+          WHERE d."hash" IN (
+            SELECT n."hash" FROM "RevisionTreeNode" n
+            WHERE n."lastUsed" < ${cutoff}::timestamp(3) AND NOT EXISTS (SELECT 1 FROM "tree_gc_live" l WHERE l."hash" = n."hash")
+            LIMIT ${Math.min(batchSize, maxNodes - deleted)}
+          )
+          AND d."lastUsed" < ${cutoff}::timestamp(3)`;
+        deleted += n;
+        await opts.afterBatch?.(deleted);
+        if (n === 0) return { deleted, more: false };
+      }
+      return { deleted, more: true };
+    },
+    { timeout: 15 * 60_000 },
+  );
 }

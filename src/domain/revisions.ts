@@ -669,7 +669,7 @@ async function insertPage(draft: RevisionDraft, c: ChangeOf<'insert_page'>, at: 
   const siblings = await draft.tree.children(parent);
   const doc = documentMarkdown(draft, c.document, `${at}.document`);
   const title = String(doc.meta.title ?? doc.heading ?? c.title ?? 'Untitled').slice(0, 256);
-  const slug = await uniqueSlug(draft, siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`);
+  const slug = await uniqueSlug(draft, parent, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`);
   const kind = c.type ?? 'document';
   if (kind === 'link' && !c.href) throw badRequest(`${at}.href`, 'required for link pages');
   if (kind === 'group' && c.into != null) throw badRequest(`${at}.into`, 'group pages live at the root of the page tree');
@@ -706,7 +706,6 @@ async function updatePage(draft: RevisionDraft, c: ChangeOf<'update_page'>, at: 
   // Move first, so the slug check sees the new siblings.
   let parent = found.parent;
   let pos = found.pos;
-  let siblings: Array<{ pageId: string; pos: string }> | undefined;
   const moving = c.into !== undefined || c.at !== undefined;
   if (moving) {
     if (c.into != null && (await draft.tree.isWithin(c.into, c.page))) throw badRequest(`${at}.into`, 'cannot move a page into itself or its descendants');
@@ -719,16 +718,14 @@ async function updatePage(draft: RevisionDraft, c: ChangeOf<'update_page'>, at: 
     const index = c.at !== undefined ? Math.min(c.at, target.length) : same ? oldIndex : target.length;
     if (!same || index !== oldIndex) pos = keyBetween(target[index - 1]?.pos ?? null, target[index]?.pos ?? null);
     parent = targetParent;
-    siblings = target;
   }
   const slugChanged = c.slug !== undefined || (c.title !== undefined && c.title !== current.title);
   // An unmoved page keeping its slug needs no check of its siblings.
   let slug = current.slug;
   if (slugChanged || moving) {
-    siblings ??= await draft.tree.children(parent);
     slug = slugChanged
-      ? await uniqueSlug(draft, siblings, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`, c.page)
-      : await uniqueSlug(draft, siblings, current.slug, false, `${at}.slug`, c.page);
+      ? await uniqueSlug(draft, parent, c.slug ?? slugify(title), c.slug !== undefined, `${at}.slug`, c.page)
+      : await uniqueSlug(draft, parent, current.slug, false, `${at}.slug`, c.page);
   }
   const next = {
     title,
@@ -863,16 +860,43 @@ function resolveRefs(draft: RevisionDraft, markdown: string) {
       });
 }
 
-/** `wanted`, or (unless the caller chose it) `wanted-2`, `wanted-3`… when a sibling has it. */
-async function uniqueSlug(draft: RevisionDraft, siblings: Array<{ pageId: string }>, wanted: string, explicit: boolean, field: string, selfId?: string) {
-  const others = siblings.filter((s) => s.pageId !== selfId).map((s) => s.pageId);
-  await draft.tree.load(others);
-  const versionIds = others.map((id) => draft.tree.get(id)?.v).filter((v): v is string => !!v);
-  await loadMeta(draft, versionIds);
-  const taken = new Set(versionIds.map((v) => draft.meta.get(v)?.slug));
-  if (!taken.has(wanted)) return wanted;
-  if (explicit) throw badRequest(field, `slug "${wanted}" is already used by a sibling page`);
-  for (let n = 2; ; n++) if (!taken.has(`${wanted}-${n}`)) return `${wanted}-${n}`;
+/** Slugs asked about by the first statement (`wanted`, `wanted-2` … `wanted-16`); each next one asks twice as many. */
+const SLUG_PROBE = 16;
+
+/**
+ * `wanted`, or (unless the caller chose it) `wanted-2`, `wanted-3`… when a sibling (a page under
+ * `parent` in the draft, other than `selfId`) has it. The sibling list is not read: the pages
+ * that ever had one of the probed slugs in this space (an index on "PageVersion" (spaceId, slug))
+ * and the pages the batch placed under `parent` are the only candidates, and each is looked up
+ * in the draft's tree (its parent, and its version's slug now). So a check costs what the slug
+ * matches, not the number of siblings (a flat space's top level of 50,000 pages).
+ */
+async function uniqueSlug(draft: RevisionDraft, parent: string | null, wanted: string, explicit: boolean, field: string, selfId?: string) {
+  // Doubling: `page` among siblings `page-2` … `page-3000` takes 8 rounds, not 188.
+  for (let n = 1, size = SLUG_PROBE; ; n += size, size *= 2) {
+    const probe = Array.from({ length: size }, (_, k) => n + k).map((k) => (k === 1 ? wanted : `${wanted}-${k}`));
+    const taken = await slugsTaken(draft, parent, probe, selfId);
+    if (n === 1) {
+      if (!taken.has(wanted)) return wanted;
+      if (explicit) throw badRequest(field, `slug "${wanted}" is already used by a sibling page`);
+    }
+    for (const s of probe) if (s !== wanted && !taken.has(s)) return s;
+  }
+}
+
+/** Which of `slugs` a page under `parent` in the draft (other than `selfId`) has now. */
+async function slugsTaken(draft: RevisionDraft, parent: string | null, slugs: string[], selfId?: string): Promise<Set<string>> {
+  const rows = await draft.tx.$queryRaw<Array<{ pageId: string }>>`
+    SELECT DISTINCT "pageId" FROM "PageVersion" WHERE "spaceId" = ${draft.spaceId} AND "slug" = ANY(${slugs}::text[])`;
+  const candidates = new Set(rows.map((r) => r.pageId));
+  // Versions the batch adds are not stored yet: the pages it changed are candidates too.
+  for (const [pageId, e] of draft.tree.changes) if (e && e.parent === parent) candidates.add(pageId);
+  if (selfId) candidates.delete(selfId);
+  await draft.tree.load([...candidates]);
+  const versions = [...candidates].map((id) => draft.tree.get(id)).filter((e): e is TreeEntry => !!e && e.parent === parent).map((e) => e.v);
+  await loadMeta(draft, versions);
+  const wanted = new Set(slugs);
+  return new Set(versions.map((v) => draft.meta.get(v)?.slug).filter((s): s is string => s !== undefined && wanted.has(s)));
 }
 
 /** Adds a new page version to the draft (written at the end) and returns its id. */
