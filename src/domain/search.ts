@@ -142,6 +142,12 @@ function cachedBytes(value: Cached, key: string): number {
   return bytes;
 }
 
+/** Turns this configuration's cache off (every search ranks) or back on, empty: the benchmark's cold runs. */
+export function setSearchCacheEnabled(config: Pick<Config, 'searchCacheBytes'>, on: boolean) {
+  if (on) cachesByConfig.delete(config);
+  else cachesByConfig.set(config, null);
+}
+
 /**
  * The key: what the ranking depends on — the kind of answer, the query text (the text search
  * configuration and the caps are constants of this build) and the searched (space, revision)
