@@ -8,7 +8,8 @@
 //
 //   page read    GET …/content/page/{pageId} of a leaf, on a cold process (caches emptied first)
 //   page list    GET …/content/pages (the whole tree with bodies: the contract's page list)
-//   search       GET …/search?query=<a word every page has>
+//   search       GET …/search?query=<a word every page has>, cold (the search cache emptied first)
+//   search, cached  the same again: the ranked candidates come from the cache (same revision)
 //   edit         POST …/content, one update_page that changes a body
 //   no-op edit   POST …/content, one update_page that changes nothing
 //   CR batch     POST …/change-requests/{id}/content, one update_page
@@ -37,6 +38,7 @@ import { loadConfig } from '../src/config.ts';
 import { createApp } from '../src/app.ts';
 import { newId } from '../src/lib/ids.ts';
 import { contentCaches } from '../src/graphql/content-loading.ts';
+import { searchCache } from '../src/domain/search.ts';
 import { freePort } from './db.ts';
 import { treeFromNodes } from '../src/domain/revision-tree.ts';
 
@@ -226,7 +228,7 @@ try {
   log(`pg_stat_statements unavailable (${(e as Error).message}): statements counted by the client, rows and WAL blank`);
 }
 
-const OPS = ['page read', 'page list', 'search', 'edit', 'no-op edit', 'CR batch', 'merge', 'merge + readers'] as const;
+const OPS = ['page read', 'page list', 'search', 'search, cached', 'edit', 'no-op edit', 'CR batch', 'merge', 'merge + readers'] as const;
 /** Page readers running while the last merge of each size runs. */
 const READERS = 4;
 const readerFailures = new Map<number, { reads: number; failed: number }>();
@@ -254,7 +256,11 @@ for (const n of SIZES) {
     caches.rows?.clear();
     record('page list', n, await measure(() => call('GET', `${space}/content/pages`)));
   }
-  for (let i = 0; i < (runs('search') ? REPS : 0); i++) record('search', n, await measure(() => call('GET', `${space}/search?query=${WORD}`)));
+  for (let i = 0; i < (runs('search') ? REPS : 0); i++) {
+    searchCache(app.config)?.clear();
+    record('search', n, await measure(() => call('GET', `${space}/search?query=${WORD}`)));
+    record('search, cached', n, await measure(() => call('GET', `${space}/search?query=${WORD}`)));
+  }
   for (let i = 0; i < (runs('edit') ? REPS : 0); i++) {
     record('edit', n, await measure(() => call('POST', `${space}/content`, { changes: [{ operation: 'update_page', page: seeded.editPageId, document: { markdown: `${body(i)}\n\nEdit ${i}.` } }] })));
     record('no-op edit', n, await measure(() => call('POST', `${space}/content`, { changes: [{ operation: 'update_page', page: seeded.editPageId }] })));

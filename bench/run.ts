@@ -209,6 +209,8 @@ const stats = (s: Server): Promise<Stats> => getJson(`${s.statsUrl}/stats`);
 const reset = (s: Server) => getJson(`${s.statsUrl}/reset`, { method: 'POST' });
 /** The gateway's published-structure cache, on only for scenarios that ask for it (1.cached). */
 const setCache = (s: Server, on: boolean) => getJson(`${s.statsUrl}/cache?enabled=${on ? 1 : 0}`, { method: 'POST' });
+/** The gateway's search cache: off only for scenarios that ask (5a.cold: every request ranks). */
+const setSearchCache = (s: Server, on: boolean) => getJson(`${s.statsUrl}/search-cache?enabled=${on ? 1 : 0}`, { method: 'POST' });
 
 /**
  * Wait until the gateway has finished every request it started: autocannon stops at the end of
@@ -857,6 +859,7 @@ async function main() {
         }
         if (s.kind === 'load') {
           if (s.cache) await setCache(srv, true);
+          if (s.searchCache === false) await setSearchCache(srv, false);
           try {
             const r = await runLoad(s, srv, ctx);
             out = r.rows;
@@ -868,6 +871,7 @@ async function main() {
             }
           } finally {
             if (s.cache) await setCache(srv, false);
+            if (s.searchCache === false) await setSearchCache(srv, true);
           }
         } else out = await runWrite(s, srv, fx);
         rows.push(...out);

@@ -35,6 +35,8 @@ export type LoadScenario = {
   pairWith?: string;
   /** Run with the published-structure cache on (every other scenario runs with it off). */
   cache?: boolean;
+  /** false: run with the search cache off, so every request ranks (5a.cold against 5a, which repeats one query). */
+  searchCache?: false;
   /** A peer scenario this one is paired with too (1.cached against 1.peer). */
   comparePeer?: string;
   request(ctx: BenchContext): Promise<HttpCall | { unavailable: string }>;
@@ -286,9 +288,20 @@ export const SCENARIOS: Scenario[] = [
     kind: 'load',
     id: '5a',
     group: 5,
-    name: 'REST org search, common word',
+    name: 'REST org search, common word (repeated: ranked candidates from the search cache)',
     api: 'rest',
     connections: [1],
+    request: async ({ fx }) => rest(`/v1/orgs/${fx.organizationId}/search?query=${encodeURIComponent(fx.commonWord)}`),
+    describe: items,
+  },
+  {
+    kind: 'load',
+    id: '5a.cold',
+    group: 5,
+    name: 'REST org search, common word, search cache off (every request ranks)',
+    api: 'rest',
+    connections: [1],
+    searchCache: false,
     request: async ({ fx }) => rest(`/v1/orgs/${fx.organizationId}/search?query=${encodeURIComponent(fx.commonWord)}`),
     describe: items,
   },

@@ -15,6 +15,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { createApp } from '../src/app.ts';
+import { setSearchCacheEnabled } from '../src/domain/search.ts';
 import { runUntilStopped, send, serveStats } from './process-stats.ts';
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -51,6 +52,12 @@ const stats = await serveStats(app.server, async (url, req, res) => {
     // The published-structure cache: off for every scenario but 1.cached (issue 14).
     app.server.publishedCache.setEnabled(url.searchParams.get('enabled') === '1');
     send(res, 200, { ...app.server.publishedCache.stats });
+    return true;
+  }
+  if (url.pathname === '/search-cache' && req.method === 'POST') {
+    // The search cache: off for the cold search scenario (5a.cold), so every request ranks.
+    setSearchCacheEnabled(app.config, url.searchParams.get('enabled') === '1');
+    send(res, 200, {});
     return true;
   }
   if (url.pathname === '/rest-doc') {

@@ -12,6 +12,7 @@ import { onTransactionRetry } from './db/transaction.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { schema } from './graphql/schema.ts';
 import { contentCaches } from './graphql/content-loading.ts';
+import { searchCache } from './domain/search.ts';
 import { CONDITION_CACHE_BYTES, conditionCacheBytes } from './lib/conditions.ts';
 import { buildRestRouter } from './rest/index.ts';
 import { createHttpServer } from './http/server.ts';
@@ -196,6 +197,7 @@ function cacheSizes(config: Config, server: ReturnType<typeof createHttpServer>)
     { name: 'page_trees', bytes: content.trees?.calculatedSize ?? 0, maxBytes: content.trees?.maxSize ?? 0 },
     { name: 'revision_rows', bytes: content.rows?.calculatedSize ?? 0, maxBytes: content.rows?.maxSize ?? 0 },
     { name: 'conditions', bytes: conditionCacheBytes(), maxBytes: CONDITION_CACHE_BYTES },
+    { name: 'search_candidates', bytes: searchCache(config)?.calculatedSize ?? 0, maxBytes: searchCache(config)?.maxSize ?? 0 },
   ];
 }
 

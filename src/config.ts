@@ -55,6 +55,9 @@ const EnvSchema = z.object({
   CONTENT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
   /** Memory for revisions' page-tree nodes per process, MiB (read once, when the tree module loads: `treeCacheBytes`). */
   TREE_CACHE_MB: z.coerce.number().min(1).max(4096).default(64),
+
+  /** Memory for ranked search candidates per process, keyed by query and searched revisions, MiB (0 = no cache). */
+  SEARCH_CACHE_MB: z.coerce.number().min(0).max(4096).default(32),
   /** Page bodies one answer may carry when it lists a whole revision's pages with their content, MiB. */
   PAGE_LIST_BODIES_MB: z.coerce.number().min(0.001).max(1024).default(32),
   /** Server-side statement timeout for API requests, ms (0 = none); the client waits 1 s more. */
@@ -240,6 +243,8 @@ export type Config = {
   sharedCache: { sMaxAgeSeconds: number; staleWhileRevalidateSeconds: number };
   /** Bytes (estimated) of page trees and revision rows kept across requests (src/graphql/content.ts); 0 = off. */
   contentCacheBytes: number;
+  /** Bytes (estimated) of ranked search candidates kept across requests (src/domain/search.ts); 0 = off. */
+  searchCacheBytes: number;
   /** Largest total of page bodies (bytes) in one answer listing every page with its content (REST listPages, GraphQL `allPages { markdown }`). */
   pageListBodiesMaxBytes: number;
   /** Bounds on what one request may send (src/http/limits.ts, docs/decisions.md). */
@@ -389,6 +394,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     structureCacheBytes: Math.round(e.STRUCTURE_CACHE_MB * 1024 * 1024),
     sharedCache: { sMaxAgeSeconds: e.PUBLISHED_S_MAXAGE_SECONDS, staleWhileRevalidateSeconds: e.PUBLISHED_STALE_WHILE_REVALIDATE_SECONDS },
     contentCacheBytes: Math.round(e.CONTENT_CACHE_MB * 1024 * 1024),
+    searchCacheBytes: Math.round(e.SEARCH_CACHE_MB * 1024 * 1024),
     pageListBodiesMaxBytes: Math.round(e.PAGE_LIST_BODIES_MB * 1024 * 1024),
     limits: {
       maxBodyBytes: e.MAX_BODY_BYTES,

@@ -106,6 +106,35 @@ describe('hostile queries', () => {
     expect(await t.app.prisma.space.count({ where: { id: spaceId } })).toBe(1);
   });
 
+  it('organization search takes the same hostile text: an answer or a 400 naming `query`, never a 500', async () => {
+    for (const q of ['heron & | ! <-> :*', '🦩 héron 北京', ':*', '"((', 'heron '.repeat(85)]) {
+      const r = await t.rest('GET', `/v1/orgs/${t.org.id}/search?query=${encodeURIComponent(q)}`);
+      expect(r.status, JSON.stringify(q.slice(0, 12))).toBe(200);
+      expectValidResponse('get', '/orgs/{organizationId}/search', 200, r.body);
+    }
+    for (const q of ['', '  ', 'x'.repeat(513), '北'.repeat(513), '\u0000heron']) {
+      const r = await t.rest('GET', `/v1/orgs/${t.org.id}/search?query=${encodeURIComponent(q)}`);
+      expect(r.status, q.slice(0, 10)).toBe(400);
+      expect(r.body.error.message).toMatch(/query/);
+    }
+  });
+
+  it('cursors: a cursor of another query answers from its position; of another list, or garbage: a 400 naming it', async () => {
+    const heron = await t.gql(SEARCH, { id: spaceId, q: 'heron', first: 5 });
+    const cursor = heron.data.space.search.pageInfo.endCursor;
+    const other = await t.gql(SEARCH, { id: spaceId, q: 'kingfisher', after: cursor });
+    expect(other.errors).toBeUndefined();
+    const r = await t.rest('GET', `/v1/spaces/${spaceId}/search?query=marsh&page=${encodeURIComponent(cursor)}`);
+    expect(r.status).toBe(200);
+    const org = await t.gql(`query($id: ID!, $after: String) { organization(id: $id) { search(query: "heron", after: $after) { totalCount } } }`, { id: t.org.id, after: cursor });
+    expect(org.errors?.[0].extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'after' });
+    for (const page of ['%00', 'bm90IGEgY3Vyc29y', 'x'.repeat(5000)]) {
+      const bad = await t.rest('GET', `/v1/spaces/${spaceId}/search?query=heron&page=${page}`);
+      expect(bad.status, page.slice(0, 10)).toBe(400);
+      expect(bad.body.error.message).toMatch(/page/);
+    }
+  });
+
   it('page sizes out of range are 400 naming the field', async () => {
     expect((await t.rest('GET', `/v1/spaces/${spaceId}/search?query=heron&limit=1001`)).status).toBe(400);
     const g = await t.gql(SEARCH, { id: spaceId, q: 'heron', first: -1 });

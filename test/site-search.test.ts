@@ -8,6 +8,8 @@ import { startTestApp, statusOf, type TestApp } from './helpers.ts';
 import { expectValidResponse } from './openapi.ts';
 import { applyChanges } from '../src/domain/revisions.ts';
 import { newId } from '../src/lib/ids.ts';
+import { SEARCH_SCAN } from '../src/domain/search.ts';
+import { SITE_SEARCH_CANDIDATES } from '../src/domain/site-search.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -390,5 +392,62 @@ describe('statements', () => {
     expect(b.count, b.statements.join('\n')).toBe(a.count);
     // The site, the membership, the site spaces with sections and spaces, the hits, the matching sections (trees: cached).
     expect(b.count).toBeLessThanOrEqual(6);
+  });
+});
+
+describe('bounded: a common word over a large site', () => {
+  it('reads at most SEARCH_SCAN matches and says the count is capped (GraphQL and REST)', async () => {
+    const big = await space('Plankton', 'public');
+    await edit(big, [{ operation: 'insert_page', title: 'Krill guide', document: { markdown: 'Krill and the rare copepod.' } }]);
+    // More matching rows than the scan reads, in one statement: they sit in CurrentPage as a
+    // space's pages do (none is in the revision's tree, so readers never see them).
+    const seeded = SEARCH_SCAN + 200;
+    await t.app.prisma.$executeRaw`
+      INSERT INTO "PageVersion" ("id", "pageId", "spaceId", "title", "slug", "markdown")
+      SELECT 'pv_krill_' || i, 'page_krill_' || i, ${big}, 'Krill ' || i, 'krill-' || i, 'krill swarm ' || i FROM generate_series(1, ${seeded}::int) i`;
+    await t.app.prisma.$executeRaw`
+      INSERT INTO "CurrentPage" ("spaceId", "pageId", "versionId", "path", "searchVector")
+      SELECT pv."spaceId", pv."pageId", pv."id", pv."slug", pv."searchVector" FROM "PageVersion" pv WHERE pv."spaceId" = ${big} AND pv."id" LIKE 'pv_krill_%'`;
+    const s = await site({ sections: [{ title: 'Sea', path: 'sea', spaces: [{ spaceId: big, path: 'plankton' }] }] });
+
+    const q = `query($siteId: ID!, $query: String!) { searchSite(siteId: $siteId, query: $query) { totalCount totalCountIsCapped nodes { title } } }`;
+    const common = await t.countQueries(() => t.gql(q, { siteId: s.siteId, query: 'krill' }, outsider.token));
+    expect(common.result.errors).toBeUndefined();
+    expect(common.result.data.searchSite.totalCountIsCapped).toBe(true);
+    expect(common.result.data.searchSite.totalCount).toBeLessThanOrEqual(SITE_SEARCH_CANDIDATES);
+    const ranking = common.statements.filter((x) => /ts_rank/.test(x));
+    expect(ranking).toHaveLength(1);
+    expect(ranking[0]).toMatch(/LIMIT/);
+    const rest = await t.rest('POST', `/v1/orgs/${t.org.id}/sites/${s.siteId}/search`, { query: 'krill' }, outsider.token);
+    expect(rest.status).toBe(200);
+    expectValidResponse('POST', '/orgs/{organizationId}/sites/{siteId}/search', 200, rest.body);
+    expect(rest.body.countIsCapped).toBe(true);
+
+    // A rare word: every match ranked, exact count, no flag.
+    const rare = await t.gql(q, { siteId: s.siteId, query: 'copepod' }, outsider.token);
+    expect(rare.data.searchSite).toEqual({ totalCount: 1, totalCountIsCapped: false, nodes: [{ title: 'Krill guide' }] });
+    const rareRest = await t.rest('POST', `/v1/orgs/${t.org.id}/sites/${s.siteId}/search`, { query: 'copepod' }, outsider.token);
+    expect(rareRest.body.countIsCapped).toBeUndefined();
+  });
+
+  it('hostile queries: long, operators only, unicode, cursors of another query: 400 naming the field or an answer, never 500', async () => {
+    for (const query of ['🦈 naïve 北京 ١٢٣', ':* & | ! ( ) <-> "', 'krill '.repeat(85), 'a'.repeat(512)]) {
+      const r = await search({ siteId: main.siteId, query }, outsider.token);
+      expect(r.errors, JSON.stringify(query.slice(0, 20))).toBeUndefined();
+    }
+    const nul = await search({ siteId: main.siteId, query: 'krill\u0000' }, outsider.token);
+    expect(nul.errors?.[0].extensions).toMatchObject({ code: 'BAD_REQUEST', field: 'variables.query' });
+    const tooLong = await t.rest('POST', `/v1/orgs/${t.org.id}/sites/${main.siteId}/search`, { query: '北'.repeat(513) }, outsider.token);
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.message).toContain('query');
+    // A cursor of another query of the same list answers from that position (never an error).
+    const page = await search({ siteId: main.siteId, query: 'zebrafish', first: 1 }, t.token);
+    const other = await search({ siteId: main.siteId, query: 'toolkit', after: page.data.searchSite.pageInfo.endCursor }, t.token);
+    expect(other.errors).toBeUndefined();
+    const restOther = await t.rest('POST', `/v1/orgs/${t.org.id}/sites/${main.siteId}/search?page=${encodeURIComponent(page.data.searchSite.pageInfo.endCursor)}`, { query: 'toolkit' }, t.token);
+    expect(restOther.status).toBe(200);
+    const garbage = await t.rest('POST', `/v1/orgs/${t.org.id}/sites/${main.siteId}/search?page=%00%FF`, { query: 'toolkit' }, t.token);
+    expect(garbage.status).toBe(400);
+    expect(garbage.body.error.message).toContain('page');
   });
 });

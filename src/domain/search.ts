@@ -13,9 +13,20 @@
 // (the first the index finds, not the best of all: ranking reads each match's vector, and a
 // common word matches most pages), and answers the best SEARCH_CANDIDATES of them; `totalCount`
 // counts those, and `capped` says more pages matched than the answer can page through.
+//
+// Cached (`rankedCandidates`): the ranked candidates of a query are kept per process, keyed by
+// the query and the (space, revision) pairs searched. A revision is immutable and `CurrentPage` is
+// a function of the space's current revision, so an entry never goes stale: an edit, merge or
+// publish moves a space to a new revision id, the key changes and the next search ranks again.
+// The pairs are the spaces the caller may search (read per request), so an entry holds hits of
+// those spaces only and is shared by callers who search the same set; nothing mutable (space
+// titles, URLs, section excerpts) is kept in it.
+import crypto from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { Prisma } from '../generated/prisma/client.ts';
 import type { DomainContext } from './context.ts';
+import type { Config } from '../config.ts';
 import { badRequest, parseInput } from '../lib/errors.ts';
 import { sectionsForRead } from '../lib/markdown-pool.ts';
 import { requireSpaceById } from './spaces.ts';
@@ -50,11 +61,11 @@ export type Hit = { versionId: string; pageId: string; spaceId: string; path: st
 
 const encodeCursor = (rankText: string, id: string) => Buffer.from(JSON.stringify([rankText, id])).toString('base64url');
 
-function decodeCursor(cursor: string | null | undefined): { rank: string; id: string } | null {
+function decodeCursor(cursor: string | null | undefined): { rank: number; id: string } | null {
   if (!cursor) return null;
   try {
     const [rank, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (typeof rank === 'string' && typeof id === 'string' && Number.isFinite(Number(rank))) return { rank, id };
+    if (typeof rank === 'string' && rank.length <= 64 && typeof id === 'string' && id.length <= 200 && Number.isFinite(Number(rank))) return { rank: Number(rank), id };
   } catch {
     // fall through
   }
@@ -71,64 +82,136 @@ function pageSize(args: SearchPageArgs) {
 
 const tsQuery = (q: string) => Prisma.sql`websearch_to_tsquery('english', ${q})`;
 
-/** Matching current pages of `spaceFilter`'s spaces (`s` is the Space), with their rank. */
-export const hitsCte = (q: string, spaceFilter: Prisma.Sql) => Prisma.sql`
-  hits AS MATERIALIZED (
-    SELECT cp."spaceId", cp."pageId", cp."versionId", cp."path", ts_rank(cp."searchVector", ${tsQuery(q)}) AS rank
-    FROM "CurrentPage" cp
-    JOIN "Space" s ON s."id" = cp."spaceId"
-    WHERE s."deletedAt" IS NULL AND ${spaceFilter} AND cp."searchVector" @@ ${tsQuery(q)}
-  )`;
-
 /**
- * The bounded form: `scanned`, at most SEARCH_SCAN + 1 matches as the index finds them, ranked
- * (the rank is computed only for the rows the LIMIT lets through); `hits`, the best
- * SEARCH_CANDIDATES of them (`perSpace`: the best SEARCH_CANDIDATES spaces, with their pages).
+ * The bounded scan: at most SEARCH_SCAN + 1 matching current pages of `spaceIds` as the index
+ * finds them, ranked (the rank is computed only for the rows the LIMIT lets through). Callers
+ * keep the best SEARCH_CANDIDATES of them.
  */
-const boundedHitsCte = (q: string, spaceFilter: Prisma.Sql) => Prisma.sql`
+export const scannedCte = (q: string, spaceIds: string[]) => Prisma.sql`
   scanned AS MATERIALIZED (
     SELECT cp."spaceId", cp."pageId", cp."versionId", cp."path", ts_rank(cp."searchVector", ${tsQuery(q)}) AS rank
     FROM "CurrentPage" cp
     JOIN "Space" s ON s."id" = cp."spaceId"
-    WHERE s."deletedAt" IS NULL AND ${spaceFilter} AND cp."searchVector" @@ ${tsQuery(q)}
+    WHERE s."deletedAt" IS NULL AND s."id" = ANY(${spaceIds}::text[]) AND cp."searchVector" @@ ${tsQuery(q)}
     LIMIT ${SEARCH_SCAN + 1}
   )`;
 
-const keyset = (cursor: { rank: string; id: string } | null, idColumn: Prisma.Sql) =>
-  cursor ? Prisma.sql`(rank < ${cursor.rank}::real OR (rank = ${cursor.rank}::real AND ${idColumn} > ${cursor.id}))` : Prisma.sql`TRUE`;
+/**
+ * How many of the searched (space, revision) pairs are still current, read by the ranking
+ * statement itself (one snapshot with the `CurrentPage` rows it ranked): when a space moved on
+ * between reading the key and ranking, the answer is served but not cached.
+ */
+export const unchangedCount = (searched: Searched[]) => Prisma.sql`(
+  SELECT count(*) FROM unnest(${searched.map((s) => s.id)}::text[], ${searched.map((s) => s.revisionId ?? '')}::text[]) k(id, rev)
+  JOIN "Space" s ON s."id" = k.id AND s."deletedAt" IS NULL AND coalesce(s."revisionId", '') = k.rev
+)::int`;
 
-/** Search one space's current content (read access). Items are pages, best first. One statement. */
+// ------------------------------------------------------------------ the cache of ranked candidates
+
+/** A space searched: its id and its current revision (null: no content yet). */
+export type Searched = { id: string; revisionId: string | null };
+
+/** Ranked pages, best first (rank descending, version id ascending); `scanned`: matches read (≤ SEARCH_SCAN + 1). */
+export type RankedPages = { hits: Array<Hit & { description?: string | null }>; scanned: number };
+/** Ranked spaces, best first (by their best page), each with its best pages. */
+export type RankedSpaces = { spaces: Array<{ spaceId: string; rankText: string; pages: Hit[] }>; spaceCount: number; scanned: number };
+
+type Cached = RankedPages | RankedSpaces;
+const cachesByConfig = new WeakMap<object, LRUCache<string, Cached> | null>();
+
+/** The process's cache of ranked candidates (per configuration, so test apps keep their own); null when off. */
+export function searchCache(config: Pick<Config, 'searchCacheBytes'>): LRUCache<string, Cached> | null {
+  let c = cachesByConfig.get(config);
+  if (c === undefined) {
+    const bytes = config.searchCacheBytes ?? 32 * 1024 * 1024;
+    // One entry may take at most an eighth: a common word over a big organization weighs ~1 MB.
+    c = bytes > 0 ? new LRUCache<string, Cached>({ maxSize: bytes, maxEntrySize: Math.max(1, Math.floor(bytes / 8)), sizeCalculation: cachedBytes }) : null;
+    cachesByConfig.set(config, c);
+  }
+  return c;
+}
+
+// Estimated V8 heap bytes: a fixed overhead per object plus two bytes per character.
+const strBytes = (s: string | null | undefined) => (s ? 16 + 2 * s.length : 0);
+const hitBytes = (h: Hit & { description?: string | null }) =>
+  120 + strBytes(h.versionId) + strBytes(h.pageId) + strBytes(h.spaceId) + strBytes(h.path) + strBytes(h.title) + strBytes(h.rankText) + strBytes(h.description);
+function cachedBytes(value: Cached, key: string): number {
+  let bytes = 256 + strBytes(key);
+  if ('hits' in value) for (const h of value.hits) bytes += hitBytes(h);
+  else for (const s of value.spaces) bytes += 96 + strBytes(s.spaceId) + strBytes(s.rankText) + s.pages.reduce((n, h) => n + hitBytes(h), 0);
+  return bytes;
+}
+
+/** Turns this configuration's cache off (every search ranks) or back on, empty: the benchmark's cold runs. */
+export function setSearchCacheEnabled(config: Pick<Config, 'searchCacheBytes'>, on: boolean) {
+  if (on) cachesByConfig.delete(config);
+  else cachesByConfig.set(config, null);
+}
+
+/**
+ * The key: what the ranking depends on — the kind of answer, the query text (the text search
+ * configuration and the caps are constants of this build) and the searched (space, revision)
+ * pairs, hashed (an organization may search thousands of spaces).
+ */
+export function searchKey(kind: string, q: string, searched: Searched[]): string {
+  const pairs = searched.map((s) => `${s.id}:${s.revisionId ?? ''}`).sort();
+  return `${kind}\u0000${q}\u0000${crypto.createHash('sha256').update(pairs.join('\n')).digest('base64url')}`;
+}
+
+/**
+ * The ranked candidates for `key`: from the cache, else `rank()` (which answers them and how
+ * many searched pairs were still current when it ranked; cached only when all were).
+ */
+export async function rankedCandidates<T extends Cached>(ctx: DomainContext, key: string, searched: Searched[], rank: () => Promise<{ value: T; unchanged: number }>): Promise<T> {
+  const cache = searchCache(ctx.config);
+  const hit = cache?.get(key);
+  if (hit) return hit as T;
+  const { value, unchanged } = await rank();
+  if (cache && unchanged === searched.length) cache.set(key, value);
+  return value;
+}
+
+/** Best first: rank descending, then id (code-unit order, the order cursors are compared in). */
+export const byRank = (a: Hit, b: Hit) => compareRanked(Number(a.rankText), a.versionId, Number(b.rankText), b.versionId);
+const compareRanked = (rankA: number, idA: string, rankB: number, idB: string) => (rankA !== rankB ? rankB - rankA : idA < idB ? -1 : idA > idB ? 1 : 0);
+const after = (cursor: { rank: number; id: string } | null, rank: number, id: string) => !cursor || rank < cursor.rank || (rank === cursor.rank && id > cursor.id);
+
+/** Search one space's current content (read access). Items are pages, best first. */
 export async function searchSpace(ctx: DomainContext, spaceId: string, rawQuery: unknown, args: SearchPageArgs): Promise<SearchConnection<SearchPage>> {
   const space = await requireSpaceById(ctx, spaceId, 'space:read');
   const q = parseInput(SearchQuery, rawQuery, 'query');
   const first = pageSize(args);
   const cursor = decodeCursor(args.after);
-  // The count comes from a one-row side, so it is there even when the page is empty.
-  const rows = await ctx.prisma.$queryRaw<Array<Partial<Hit> & { total: number; scanned: number }>>`
-    WITH ${boundedHitsCte(q, Prisma.sql`s."id" = ${space.id}`)},
-    hits AS MATERIALIZED (SELECT * FROM scanned ORDER BY rank DESC, "versionId" ASC LIMIT ${SEARCH_CANDIDATES})
-    SELECT c.total, c.scanned, x.* FROM (SELECT (SELECT count(*) FROM hits)::int AS total, (SELECT count(*) FROM scanned)::int AS scanned) c
-    LEFT JOIN (
-      SELECT h."spaceId", h."pageId", h."versionId", h."path", h.rank::text AS "rankText", pv."title", octet_length(pv."markdown") > 0 AS "hasText"
-      FROM hits h JOIN "PageVersion" pv ON pv."id" = h."versionId"
-      WHERE ${keyset(cursor, Prisma.sql`h."versionId"`)}
-      ORDER BY h.rank DESC, h."versionId" ASC LIMIT ${first + 1}
-    ) x ON TRUE`;
-  const hits = rows.filter((r) => r.versionId) as Hit[];
-  const page = hits.slice(0, first);
+  const searched: Searched[] = space.deletedAt ? [] : [{ id: space.id, revisionId: space.revisionId }];
+  if (searched.length === 0) return { items: [], hasNextPage: false, totalCount: 0, capped: false };
+  const ranked = await rankedCandidates<RankedPages>(ctx, searchKey('space', q, searched), searched, async () => {
+    const rows = await ctx.prisma.$queryRaw<Array<Partial<Hit> & { scanned: number; unchanged: number }>>`
+      WITH ${scannedCte(q, [space.id])},
+      hits AS MATERIALIZED (SELECT * FROM scanned ORDER BY rank DESC, "versionId" ASC LIMIT ${SEARCH_CANDIDATES})
+      SELECT c.scanned, c.unchanged, x.* FROM (SELECT (SELECT count(*) FROM scanned)::int AS scanned, ${unchangedCount(searched)} AS unchanged) c
+      LEFT JOIN (
+        SELECT h."spaceId", h."pageId", h."versionId", h."path", h.rank::text AS "rankText", pv."title", octet_length(pv."markdown") > 0 AS "hasText"
+        FROM hits h JOIN "PageVersion" pv ON pv."id" = h."versionId"
+      ) x ON TRUE`;
+    const hits = rows.filter((r) => r.versionId).map(({ scanned: _s, unchanged: _u, ...h }) => h as Hit).sort(byRank);
+    return { value: { hits, scanned: rows[0]?.scanned ?? 0 }, unchanged: rows[0]?.unchanged ?? 0 };
+  });
+  const rest = ranked.hits.filter((h) => after(cursor, Number(h.rankText), h.versionId));
+  const page = rest.slice(0, first);
   const pages = await describePages(ctx, q, page);
   return {
     items: page.map((h, i) => ({ cursor: encodeCursor(h.rankText, h.versionId), node: pages[i] })),
-    hasNextPage: hits.length > first,
-    totalCount: rows[0]?.total ?? 0,
-    capped: (rows[0]?.scanned ?? 0) > SEARCH_CANDIDATES,
+    hasNextPage: rest.length > first,
+    totalCount: ranked.hits.length,
+    capped: ranked.scanned > SEARCH_CANDIDATES,
   };
 }
 
 /**
  * Search every space of an organization the caller may read. Items are spaces ranked by their
- * best page, each with its best pages (at most PAGES_PER_SPACE). The ranking, the page of
- * spaces, their best pages and the count are one statement over one evaluation of the hits.
+ * best page, each with its best pages (at most PAGES_PER_SPACE). The searched spaces (with their
+ * revisions and titles) are one statement; the ranking of every candidate space with its best
+ * pages is one more, skipped when cached; the matching sections of the page of results one more.
  */
 export async function searchOrganization(ctx: DomainContext, organizationId: string, rawQuery: unknown, args: SearchPageArgs): Promise<SearchConnection<SearchSpace>> {
   await ctx.access.requireOrg(organizationId, 'organization:view');
@@ -136,57 +219,61 @@ export async function searchOrganization(ctx: DomainContext, organizationId: str
   const first = pageSize(args);
   const cursor = decodeCursor(args.after);
 
+  // The spaces the caller may search: their revisions make the key, their titles (mutable) are
+  // read here on every request and never cached. Spaces without content have no pages to find.
   const scope = await visibilityScope(ctx, organizationId);
-  let spaceFilter = Prisma.sql`s."organizationId" = ${organizationId}`;
-  if (scope.kind !== 'all') {
-    const visible = await ctx.prisma.space.findMany({ where: await visibleSpacesWhere(ctx, organizationId), select: { id: true } });
-    spaceFilter = Prisma.sql`${spaceFilter} AND s."id" = ANY(${visible.map((s) => s.id)}::text[])`;
-  }
+  const own = { organizationId, deletedAt: null, revisionId: { not: null } };
+  const spaces = await ctx.prisma.space.findMany({
+    where: scope.kind === 'all' ? own : { AND: [own, await visibleSpacesWhere(ctx, organizationId)] },
+    select: { id: true, revisionId: true, title: true },
+  });
+  if (spaces.length === 0) return { items: [], hasNextPage: false, totalCount: 0, capped: false };
+  const searched: Searched[] = spaces.map((s) => ({ id: s.id, revisionId: s.revisionId }));
 
-  type Row = Partial<Hit> & { total: number; spaceCount: number; scanned: number; spaceTitle: string; spaceRankText: string };
-  const rows = await ctx.prisma.$queryRaw<Row[]>`
-    WITH ${boundedHitsCte(q, spaceFilter)},
-    hits AS (SELECT * FROM scanned),
-    all_spaces AS MATERIALIZED (SELECT "spaceId", max(rank) AS rank FROM hits GROUP BY "spaceId"),
-    ranked AS MATERIALIZED (SELECT * FROM all_spaces ORDER BY rank DESC, "spaceId" ASC LIMIT ${SEARCH_CANDIDATES}),
-    listed AS (
-      SELECT "spaceId", rank FROM ranked WHERE ${keyset(cursor, Prisma.sql`"spaceId"`)}
-      ORDER BY rank DESC, "spaceId" ASC LIMIT ${first + 1}
-    ),
-    best AS (
-      SELECT h.*, row_number() OVER (PARTITION BY h."spaceId" ORDER BY h.rank DESC, h."versionId") AS n
-      FROM hits h WHERE h."spaceId" IN (SELECT "spaceId" FROM listed)
-    )
-    SELECT c.total, c."spaceCount", c.scanned, x.* FROM (SELECT (SELECT count(*) FROM ranked)::int AS total, (SELECT count(*) FROM all_spaces)::int AS "spaceCount", (SELECT count(*) FROM scanned)::int AS scanned) c
-    LEFT JOIN (
-      SELECT l."spaceId", l.rank::text AS "spaceRankText", s."title" AS "spaceTitle",
-             b."pageId", b."versionId", b."path", b.rank::text AS "rankText", pv."title", octet_length(pv."markdown") > 0 AS "hasText"
-      FROM listed l
-      JOIN "Space" s ON s."id" = l."spaceId"
-      JOIN best b ON b."spaceId" = l."spaceId" AND b.n <= ${PAGES_PER_SPACE}
-      JOIN "PageVersion" pv ON pv."id" = b."versionId"
-      ORDER BY l.rank DESC, l."spaceId" ASC, b.rank DESC, b."versionId" ASC
-    ) x ON TRUE`;
-  const total = rows[0]?.total ?? 0;
-  // Rows come grouped by space, best space first; the extra space (first + 1) only says there is more.
-  const bySpace = new Map<string, Array<Hit & Row>>();
-  for (const r of rows) {
-    if (!r.versionId) continue;
-    const list = bySpace.get(r.spaceId!) ?? [];
-    list.push(r as Hit & Row);
-    bySpace.set(r.spaceId!, list);
-  }
-  const listed = [...bySpace.values()].slice(0, first);
-  const described = await describePages(ctx, q, listed.flat());
+  const ranked = await rankedCandidates<RankedSpaces>(ctx, searchKey('organization', q, searched), searched, async () => {
+    type Row = Partial<Hit> & { spaceCount: number; scanned: number; unchanged: number; spaceRankText: string };
+    const rows = await ctx.prisma.$queryRaw<Row[]>`
+      WITH ${scannedCte(q, searched.map((s) => s.id))},
+      all_spaces AS MATERIALIZED (SELECT "spaceId", max(rank) AS rank FROM scanned GROUP BY "spaceId"),
+      ranked AS MATERIALIZED (SELECT * FROM all_spaces ORDER BY rank DESC, "spaceId" ASC LIMIT ${SEARCH_CANDIDATES}),
+      best AS (
+        SELECT h.*, row_number() OVER (PARTITION BY h."spaceId" ORDER BY h.rank DESC, h."versionId") AS n
+        FROM scanned h WHERE h."spaceId" IN (SELECT "spaceId" FROM ranked)
+      )
+      SELECT c."spaceCount", c.scanned, c.unchanged, x.*
+      FROM (SELECT (SELECT count(*) FROM all_spaces)::int AS "spaceCount", (SELECT count(*) FROM scanned)::int AS scanned, ${unchangedCount(searched)} AS unchanged) c
+      LEFT JOIN (
+        SELECT r."spaceId", r.rank::text AS "spaceRankText",
+               b."pageId", b."versionId", b."path", b.rank::text AS "rankText", pv."title", octet_length(pv."markdown") > 0 AS "hasText"
+        FROM ranked r
+        JOIN best b ON b."spaceId" = r."spaceId" AND b.n <= ${PAGES_PER_SPACE}
+        JOIN "PageVersion" pv ON pv."id" = b."versionId"
+      ) x ON TRUE`;
+    const bySpace = new Map<string, RankedSpaces['spaces'][number]>();
+    for (const { spaceCount: _c, scanned: _s, unchanged: _u, spaceRankText, ...hit } of rows) {
+      if (!hit.versionId) continue;
+      let entry = bySpace.get(hit.spaceId!);
+      if (!entry) bySpace.set(hit.spaceId!, (entry = { spaceId: hit.spaceId!, rankText: spaceRankText, pages: [] }));
+      entry.pages.push(hit as Hit);
+    }
+    for (const entry of bySpace.values()) entry.pages.sort(byRank);
+    const ordered = [...bySpace.values()].sort((a, b) => compareRanked(Number(a.rankText), a.spaceId, Number(b.rankText), b.spaceId));
+    return { value: { spaces: ordered, spaceCount: rows[0]?.spaceCount ?? 0, scanned: rows[0]?.scanned ?? 0 }, unchanged: rows[0]?.unchanged ?? 0 };
+  });
+
+  const titles = new Map(spaces.map((s) => [s.id, s.title]));
+  const rest = ranked.spaces.filter((s) => after(cursor, Number(s.rankText), s.spaceId));
+  const listed = rest.slice(0, first);
+  const described = await describePages(ctx, q, listed.flatMap((s) => s.pages));
   let at = 0;
   return {
-    items: listed.map((own) => {
-      const pages = described.slice(at, (at += own.length));
-      return { cursor: encodeCursor(own[0].spaceRankText, own[0].spaceId), node: { id: own[0].spaceId, title: own[0].spaceTitle, pages } };
+    items: listed.map((s) => {
+      const pages = described.slice(at, (at += s.pages.length));
+      return { cursor: encodeCursor(s.rankText, s.spaceId), node: { id: s.spaceId, title: titles.get(s.spaceId) ?? '', pages } };
     }),
-    hasNextPage: bySpace.size > first,
-    totalCount: total,
-    capped: (rows[0]?.spaceCount ?? 0) > SEARCH_CANDIDATES || (rows[0]?.scanned ?? 0) > SEARCH_SCAN,
+    hasNextPage: rest.length > first,
+    totalCount: ranked.spaces.length,
+    capped: ranked.spaceCount > SEARCH_CANDIDATES || ranked.scanned > SEARCH_SCAN,
   };
 }
 

@@ -9,18 +9,21 @@
 //   - pages the reader sees: a page whose condition fails is hidden with its descendants, the rule
 //     of `contentForReader` (domain/content.ts), applied to the candidate hits through the
 //     revision trees of the matched spaces (loaded by the caller's batched, cached loaders).
-// Bounded: the SQL ranks every match but hands back at most CANDIDATES of them, best first; only
-// those are filtered and paged, so `totalCount` counts the visible results among them.
+// Bounded as space search is (domain/search.ts): at most SEARCH_SCAN matches are read and ranked,
+// the best CANDIDATES of them kept; only those are filtered and paged, so `totalCount` counts the
+// visible results among them and `capped` says more matched. The ranked candidates are cached
+// per query and searched (space, revision) pairs (`rankedCandidates`): the reader's filtering
+// runs on every request, after the cache, so one entry serves every reader of the same spaces.
 //
 // Statements: the site (1), the reader (Access: membership, share key), the site spaces with
-// their sections and spaces (1), the hits (1), the trees of matched revisions (the content
+// their sections and spaces (1), the hits (1, none when cached), the trees of matched revisions (the content
 // loaders: 2 per request, 0 when cached) and the matching sections of one page of results (1):
 // none grows with the number of sections, site spaces or results.
 import { z } from 'zod';
 import { Prisma, type Site } from '../generated/prisma/client.ts';
 import type { DomainContext } from './context.ts';
 import { badRequest, notFound, parseInput } from '../lib/errors.ts';
-import { describePages, hitsCte, SearchQuery, type Hit } from './search.ts';
+import { byRank, describePages, rankedCandidates, scannedCte, searchKey, SearchQuery, unchangedCount, type Hit, type RankedPages, type Searched } from './search.ts';
 import { siteSpaceVisibleTo, VisitorInput } from './site-order.ts';
 import { contentForReader, type RevisionContent } from './content.ts';
 import type { SiteReader } from '../auth/audience.ts';
@@ -86,6 +89,8 @@ export type SiteSearchConnection = {
   items: Array<{ key: [string, string, string]; node: SiteSearchResult }>;
   hasNextPage: boolean;
   totalCount: number;
+  /** More matched than were ranked: `totalCount` is then a floor. */
+  capped: boolean;
 };
 
 type SiteSpaceRow = {
@@ -136,22 +141,33 @@ export async function searchSite(ctx: DomainContext, args: SiteSearchArgs, loadT
   })) as SiteSpaceRow[];
   const seen = all.filter((s) => siteSpaceVisibleTo(s, s.section, reader.claims));
   const searched = inScope(seen, scope, site.defaultSiteSpaceId);
-  const empty = { site, reader, items: [], hasNextPage: false, totalCount: 0 };
+  const empty = { site, reader, items: [], hasNextPage: false, totalCount: 0, capped: false };
   if (searched.length === 0) return empty;
 
-  // The best hits of the searched spaces (one statement, bounded by the candidate cap).
-  const spaceIds = [...new Set(searched.map((s) => s.spaceId))];
-  const rows = await ctx.prisma.$queryRaw<Row[]>`
-    WITH ${hitsCte(q, Prisma.sql`s."id" = ANY(${spaceIds}::text[])`)}
-    SELECT h."spaceId", h."pageId", h."versionId", h."path", h.rank::text AS "rankText", pv."title", pv."description",
-           octet_length(pv."markdown") > 0 AS "hasText"
-    FROM hits h JOIN "PageVersion" pv ON pv."id" = h."versionId"
-    ORDER BY h.rank DESC, h."versionId" ASC LIMIT ${SITE_SEARCH_CANDIDATES}`;
-  if (rows.length === 0) return empty;
+  // The best hits of the searched spaces (one statement, bounded by the scan and candidate caps;
+  // none when cached for these revisions).
+  const revisionBySpace = new Map(searched.map((s) => [s.spaceId, s.space.revisionId]));
+  const spaces: Searched[] = [...revisionBySpace].filter(([, rev]) => rev).map(([id, revisionId]) => ({ id, revisionId }));
+  if (spaces.length === 0) return empty;
+  const ranked = await rankedCandidates<RankedPages>(ctx, searchKey('site', q, spaces), spaces, async () => {
+    const found = await ctx.prisma.$queryRaw<Array<Partial<Row> & { scanned: number; unchanged: number }>>`
+      WITH ${scannedCte(q, spaces.map((s) => s.id))},
+      hits AS MATERIALIZED (SELECT * FROM scanned ORDER BY rank DESC, "versionId" ASC LIMIT ${SITE_SEARCH_CANDIDATES})
+      SELECT c.scanned, c.unchanged, x.* FROM (SELECT (SELECT count(*) FROM scanned)::int AS scanned, ${unchangedCount(spaces)} AS unchanged) c
+      LEFT JOIN (
+        SELECT h."spaceId", h."pageId", h."versionId", h."path", h.rank::text AS "rankText", pv."title", pv."description",
+               octet_length(pv."markdown") > 0 AS "hasText"
+        FROM hits h JOIN "PageVersion" pv ON pv."id" = h."versionId"
+      ) x ON TRUE`;
+    const hits = found.filter((r) => r.versionId).map(({ scanned: _s, unchanged: _u, ...h }) => h as Row).sort(byRank);
+    return { value: { hits, scanned: found[0]?.scanned ?? 0 }, unchanged: found[0]?.unchanged ?? 0 };
+  });
+  const rows = ranked.hits as Row[];
+  const capped = ranked.scanned > SITE_SEARCH_CANDIDATES;
+  if (rows.length === 0) return { ...empty, capped };
 
   // The reader's view of each matched space's current tree: a hit outside it is hidden (its page
   // or an ancestor is conditioned against the reader), or no longer current (a newer revision).
-  const revisionBySpace = new Map(searched.map((s) => [s.spaceId, s.space.revisionId]));
   const matchedRevisions = [...new Set(rows.map((r) => revisionBySpace.get(r.spaceId)).filter((id): id is string => !!id))];
   const trees = await loadTrees(matchedRevisions);
   const views = new Map<string, RevisionContent>();
@@ -181,6 +197,7 @@ export async function searchSite(ctx: DomainContext, args: SiteSearchArgs, loadT
     site,
     reader,
     totalCount: candidates.length,
+    capped,
     hasNextPage: rest.length > first,
     items: page.map((c, i) => {
       const d = described[i];

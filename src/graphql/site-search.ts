@@ -7,6 +7,7 @@ import type { Context } from './context.ts';
 import { badRequest } from '../lib/errors.ts';
 import { loadRevisionContent } from './content-loading.ts';
 import { publishedBaseUrl, withShareKey } from './sites.ts';
+import { SEARCH_SCAN } from '../domain/search.ts';
 import { searchSite, SITE_SEARCH_CANDIDATES, SITE_SEARCH_MAX_PAGE, SITE_SEARCH_PAGE, type SiteSearchConnection, type SiteSearchResult } from '../domain/site-search.ts';
 
 const LIST = 'Query.searchSite';
@@ -147,6 +148,7 @@ builder.queryField('searchSite', (t) =>
         return {
           edges,
           totalCount: c.totalCount,
+          capped: c.capped,
           pageInfo: { hasNextPage: c.hasNextPage, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
         } as never;
       },
@@ -155,6 +157,10 @@ builder.queryField('searchSite', (t) =>
       name: 'SiteSearchConnection',
       fields: (c) => ({
         totalCount: c.int({ description: `Results the reader may see among the ${SITE_SEARCH_CANDIDATES} best matches, whatever the page.`, resolve: (p) => (p as unknown as { totalCount: number }).totalCount }),
+        totalCountIsCapped: c.boolean({
+          description: `True when more matched than were ranked: \`totalCount\` is then a floor, and the results are the best ${SITE_SEARCH_CANDIDATES} of the first ${SEARCH_SCAN} matches found (refine the query to see others). REST: \`countIsCapped\`.`,
+          resolve: (p) => (p as unknown as { capped: boolean }).capped,
+        }),
       }),
     },
   ),

@@ -52,7 +52,7 @@ function scopeOf(b: Body): SiteSearchScope {
 const URLS = 'urls { app }';
 const DOCUMENT = `query($id: ID!, $org: ID!, $q: String!, $shareKey: String, $visitor: JSON, $scope: SiteSearchScopeInput, $first: Int, $after: String) {
   searchSite(siteId: $id, organizationId: $org, query: $q, shareKey: $shareKey, visitor: $visitor, scope: $scope, first: $first, after: $after) {
-    ${CONNECTION_FIELDS}
+    ${CONNECTION_FIELDS} totalCountIsCapped
     nodes { siteSpace { id: siteSpaceId title } spaceId pageId title path sections { id: sectionId title path body ${URLS} } ${URLS} }
   }
 }`;
@@ -90,6 +90,8 @@ export const routes: RestRoute[] = [
         g.pages.push(compact({ id: n.pageId, title: n.title, path: n.path, sections: n.sections, urls: n.urls }));
       }
       const body: Record<string, unknown> = { items: [...groups.values()], count: c.totalCount };
+      // An extension, as on space and organization search: `count` is a floor.
+      if (c.totalCountIsCapped) body.countIsCapped = true;
       if (c.pageInfo.hasNextPage && c.pageInfo.endCursor) body.next = { page: c.pageInfo.endCursor };
       return body;
     },
