@@ -17,6 +17,8 @@ import pg from 'pg';
 import { newId } from '../src/lib/ids.ts';
 import { hashToken } from '../src/auth/tokens.ts';
 import { splitSections } from '../src/lib/markdown.ts';
+import { createPrisma } from '../src/db/client.ts';
+import { backfillRevisionTrees } from '../src/domain/revision-tree.ts';
 
 export type Scale = 'small' | 'medium' | 'large';
 
@@ -486,7 +488,7 @@ export async function seed(databaseUrl: string, scale: Scale, log: (m: string) =
       const remap = (nodes: TreeNode[]): TreeNode[] => nodes.map((n) => ({ id: n.id, v: n.id === changed.pageId ? newVersionId : n.v, pages: remap(n.pages) }));
       const tree = remap(space.tree);
       crPvRows.push([newVersionId, changed.pageId, space.id, changed.kind, changed.title, (changed as SeedPage & { slug: string }).slug, markdownFor({ links: [], fileIds: space.fileIds, common: chance(0.4), rare: false }), null, created, created]);
-      crRevisionRows.push([headRevisionId, space.id, [space.revisionId], 'edits', JSON.stringify(tree), preorder(tree), space.fileIds, id, adminUserId, created]);
+      crRevisionRows.push([headRevisionId, space.id, [space.revisionId], 'edits', JSON.stringify(tree), space.fileIds, id, adminUserId, created]);
       crs.push({ id, space, headRevisionId, number });
     }
     await add('ChangeRequest', ['id', 'spaceId', 'number', 'status', 'subject', 'createdById', 'createdAt', 'updatedAt', 'revisionInitialId', 'revisionId', 'mergedAt'], crRows);
@@ -578,6 +580,14 @@ export async function seed(databaseUrl: string, scale: Scale, log: (m: string) =
     await add('SiteSpace', ['id', 'siteId', 'sectionId', 'spaceId', 'path', 'position', 'createdAt'], siteSpaceRows);
 
     await client.query('COMMIT');
+    // Revisions are seeded with their JSON tree; give them the shared tree store every revision
+    // written by the server has, so the scenarios measure the store, not the legacy fallback.
+    const db = createPrisma(databaseUrl, { poolSize: 2 });
+    try {
+      await backfillRevisionTrees(db.prisma, { batchSize: 200 });
+    } finally {
+      await db.disconnect();
+    }
     await client.query('ANALYZE');
 
     const seconds = (Date.now() - started) / 1000;
