@@ -4,12 +4,11 @@
 // and replay backlog, the reads it served, and every read routed by where it went and why.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { createApp, type App } from '../src/app.ts';
+import type { App } from '../src/app.ts';
 import { LSN_HEADER, Replicas } from '../src/db/replicas.ts';
 import { Observability } from '../src/http/observability.ts';
 import { freePort } from './global-setup.ts';
-import { startPrimaryWithStandby, type Standby } from './fixtures/standby.ts';
+import { startAppOnStandby, startPrimaryWithStandby, type Standby } from './fixtures/standby.ts';
 
 const ADMIN_TOKEN = 'replica-metrics-admin-token-0123';
 let pair: Standby;
@@ -50,14 +49,7 @@ async function title(headers: Record<string, string> = {}) {
 beforeAll(async () => {
   pair = await startPrimaryWithStandby();
   deadUrl = `postgresql://postgres:docgraph@127.0.0.1:${await freePort()}/replicated`;
-  const config = {
-    ...loadConfig({ DOCGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', DB_CONNECT_TIMEOUT_MS: '5000', METRICS: 'on' }),
-    replicas: { urls: [pair.replicaUrl, deadUrl], maxLagMs: 600_000 },
-  };
-  app = await createApp({ config, databaseUrl: pair.primaryUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 5 });
-  base = `http://127.0.0.1:${await app.listen(0, '127.0.0.1')}`;
-  orgId = app.bootstrap!.org.id;
-  await pair.eventually(() => pair.replicaSql.query('SELECT count(*)::int AS n FROM "Organization" WHERE id = $1', [orgId]), (r) => r.rows[0].n === 1);
+  ({ app, base, orgId } = await startAppOnStandby(pair, { adminToken: ADMIN_TOKEN, env: { METRICS: 'on' }, replicaUrls: [pair.replicaUrl, deadUrl] }));
 }, 120_000);
 
 afterAll(async () => {

@@ -4,14 +4,12 @@
 // or an operation's `extensions.lsn` sends a query the replica has not replayed to the primary;
 // a mutation over the socket answers `extensions.lsn`, and the same connection then reads its own
 // write without echoing it. Replay is paused to make the replica deterministically stale.
-import pino from 'pino';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { createApp, type App } from '../src/app.ts';
+import type { App } from '../src/app.ts';
 import { LSN_HEADER, parseLsn } from '../src/db/replicas.ts';
-import { startPrimaryWithStandby, type Standby } from './fixtures/standby.ts';
+import { startAppOnStandby, startPrimaryWithStandby, type Standby } from './fixtures/standby.ts';
 
 const ADMIN_TOKEN = 'replica-ws-admin-token-012345678';
 let pair: Standby;
@@ -54,14 +52,7 @@ const title = (client: Client, extensions?: Record<string, unknown>) => onReplic
 
 beforeAll(async () => {
   pair = await startPrimaryWithStandby();
-  const config = {
-    ...loadConfig({ DOCGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', DB_CONNECT_TIMEOUT_MS: '5000' }),
-    replicas: { urls: [pair.replicaUrl], maxLagMs: 600_000 },
-  };
-  app = await createApp({ config, databaseUrl: pair.primaryUrl, log: pino({ level: 'silent' }), worker: false, poolSize: 5 });
-  base = `http://127.0.0.1:${await app.listen(0, '127.0.0.1')}`;
-  orgId = app.bootstrap!.org.id;
-  await pair.eventually(() => pair.replicaSql.query('SELECT count(*)::int AS n FROM "Organization" WHERE id = $1', [orgId]), (r) => r.rows[0].n === 1);
+  ({ app, base, orgId } = await startAppOnStandby(pair, { adminToken: ADMIN_TOKEN }));
 }, 120_000);
 
 afterAll(async () => {

@@ -12,6 +12,7 @@ import { clearTreeCache, collectTreeGarbage, readTree, writeWholeTree } from '..
 import type { TreeNode } from '../src/domain/revisions.ts';
 import { DAY_MS } from '../src/lib/clock.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
+import { newSpace as newSpaceIn } from './fixtures/tree.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -21,11 +22,7 @@ afterAll(() => t?.close());
 
 const edit = (spaceId: string, changes: unknown[]) => t.rest('POST', `/v1/spaces/${spaceId}/content`, { changes });
 
-async function newSpace(title: string) {
-  const r = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title });
-  expect(r.status).toBe(201);
-  return r.body.id as string;
-}
+const newSpace = (title: string) => newSpaceIn(t, title);
 
 /** A space with a few pages written by several batches (so several revisions sharing nodes). */
 async function spaceWithHistory(title: string) {

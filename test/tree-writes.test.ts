@@ -4,11 +4,10 @@
 // trigger on "Space"."revisionId") changes only for the pages whose version or path changed, and
 // always equals a full recompute, whoever moves the space (the API or plain SQL).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { transaction } from '../src/db/transaction.ts';
-import { readTree, writeWholeTree } from '../src/domain/revision-tree.ts';
+import { readTree } from '../src/domain/revision-tree.ts';
 import { versionIdsOf, type TreeNode } from '../src/domain/revisions.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
-import { depthOf } from './fixtures/tree.ts';
+import { depthOf, newSpace as newSpaceIn, seedRevision } from './fixtures/tree.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -23,11 +22,7 @@ afterAll(() => t?.close());
 
 const edit = (spaceId: string, changes: unknown[]) => t.rest('POST', `/v1/spaces/${spaceId}/content`, { changes });
 
-async function newSpace(title: string) {
-  const r = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title });
-  expect(r.status).toBe(201);
-  return r.body.id as string;
-}
+const newSpace = (title: string) => newSpaceIn(t, title);
 
 /**
  * A space of `size` pages seeded in SQL (a tenth at the top, each other page under an earlier
@@ -35,7 +30,6 @@ async function newSpace(title: string) {
  */
 async function seedSpace(size: number, tag: string) {
   const spaceId = await newSpace(`Seeded ${size}`);
-  const space = await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } });
   const roots: TreeNode[] = [];
   const all: TreeNode[] = [];
   for (let i = 0; i < size; i++) {
@@ -44,22 +38,7 @@ async function seedSpace(size: number, tag: string) {
     else all[((i * 2654435761) % 4294967296) % all.length].pages.push(node);
     all.push(node);
   }
-  const revisionId = `rev_${tag}`;
-  await transaction(
-    t.app.prisma,
-    async (tx) => {
-      await tx.$executeRaw`
-        INSERT INTO "PageVersion" ("id", "pageId", "spaceId", "title", "slug", "markdown")
-        SELECT 'pv_' || ${tag} || g, 'page_' || ${tag} || g, ${spaceId}, 'Page ' || g, 'page-' || g, 'Body of page ' || g
-        FROM generate_series(0, ${size - 1}::int) AS g`;
-      const { root } = await writeWholeTree(tx, roots);
-      await tx.revision.create({
-        data: { id: revisionId, spaceId, parents: [space.revisionId!], type: 'edits', tree: roots as never, treeRoot: root },
-      });
-      await tx.space.update({ where: { id: spaceId }, data: { revisionId } });
-    },
-    { timeout: 120_000 },
-  );
+  await seedRevision(t, spaceId, roots, size, tag, { legacyJson: true });
   return { spaceId, roots, all };
 }
 
@@ -263,21 +242,8 @@ describe('a change request batch checks a new slug without reading the sibling l
   /** A space of `size` top-level pages (slugs page-0 … page-<size-1>), seeded in SQL. */
   async function seedFlat(size: number, tag: string) {
     const spaceId = await newSpace(`Flat ${size}`);
-    const space = await t.app.prisma.space.findUniqueOrThrow({ where: { id: spaceId } });
     const roots: TreeNode[] = Array.from({ length: size }, (_, i) => ({ id: `page_${tag}${i}`, v: `pv_${tag}${i}`, pages: [] }));
-    await transaction(
-      t.app.prisma,
-      async (tx) => {
-        await tx.$executeRaw`
-          INSERT INTO "PageVersion" ("id", "pageId", "spaceId", "title", "slug", "markdown")
-          SELECT 'pv_' || ${tag} || g, 'page_' || ${tag} || g, ${spaceId}, 'Page ' || g, 'page-' || g, 'Body of page ' || g
-          FROM generate_series(0, ${size - 1}::int) AS g`;
-        const { root } = await writeWholeTree(tx, roots);
-        await tx.revision.create({ data: { id: `rev_${tag}`, spaceId, parents: [space.revisionId!], type: 'edits', treeRoot: root } });
-        await tx.space.update({ where: { id: spaceId }, data: { revisionId: `rev_${tag}` } });
-      },
-      { timeout: 120_000 },
-    );
+    await seedRevision(t, spaceId, roots, size, tag);
     const cr = await t.rest('POST', `/v1/spaces/${spaceId}/change-requests`, { subject: 'Renames' });
     expect(cr.status).toBe(201);
     return { spaceId, cr: cr.body.id as string, pages: roots.map((r) => r.id) };
