@@ -2,7 +2,7 @@
 // token's sites, the reader of one request on one site (`siteReader`) and the published-structure
 // cache's gate, which decides the same thing from one statement. The rule itself is audience.ts's
 // `decideReader`.
-import type { Tx } from '../db/client.ts';
+import { enumFromRow, type Tx } from '../db/client.ts';
 import type { Site } from '../generated/prisma/client.ts';
 import { notFound } from '../lib/errors.ts';
 import { siteSpaceVisibleTo } from '../lib/conditions.ts';
@@ -118,8 +118,7 @@ export async function publishedSiteGate(prisma: Tx, viewer: Viewer | null, siteI
   if (!member && assertsSignedClaims(opts.visitor)) return null;
   const token = opts.visitorToken ? await verifyVisitorToken(prisma, siteId, opts.visitorToken, opts.now) : null;
   if (token && !token.ok) return null;
-  // Raw rows carry the database's enum spelling (`share-link`): the rule reads the model's.
-  const site = { id: row.id, published: row.published, visibility: row.visibility.replace(/-/g, '_') as Site['visibility'] };
+  const site = { id: row.id, published: row.published, visibility: enumFromRow<Site['visibility']>(row.visibility) };
   const reader = decideReader({ site, member, authenticated: viewer !== null, shareKey, keyValid, tokenClaims: token?.ok ? token.claims : null, requested: opts.visitor });
   return reader ? { version: row.version, reader } : null;
 }

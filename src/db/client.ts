@@ -193,3 +193,11 @@ export function createPrisma(
     },
   };
 }
+
+/**
+ * An enum value read by raw SQL, in the model's spelling: the database keeps Prisma's `@map`ped
+ * names (`share-link`), the model and GraphQL use the identifiers (`share_link`).
+ */
+export function enumFromRow<T extends string>(dbValue: string): T {
+  return dbValue.replace(/-/g, '_') as T;
+}

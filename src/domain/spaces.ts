@@ -4,7 +4,7 @@
 // is in cleanup.ts.
 import { z } from 'zod';
 import type { DomainContext } from './context.ts';
-import type { Tx } from '../db/client.ts';
+import { enumFromRow, type Tx } from '../db/client.ts';
 import { Prisma, type Space } from '../generated/prisma/client.ts';
 import { newId } from '../lib/ids.ts';
 import { AppError, parseInput, notFound, badRequest, conflict } from '../lib/errors.ts';
@@ -152,7 +152,7 @@ export function spaceCountersSql(alias: string): { columns: Prisma.Sql; joins: P
 /** A raw row as the model's `Space` (enum values mapped: `share-link` → `share_link`) and its counters, when read. */
 export function spaceFromRow(row: SpaceRowWithCounters): { space: Space; counters?: SpaceCounters } {
   const { _crTotal, _crOpen, _crDraft, _openComments, ...raw } = row;
-  const space = { ...raw, visibility: raw.visibility.replace(/-/g, '_') as Space['visibility'] };
+  const space = { ...raw, visibility: enumFromRow<Space['visibility']>(raw.visibility) };
   if (_crTotal === undefined) return { space };
   return { space, counters: { changeRequests: { total: _crTotal, open: _crOpen!, draft: _crDraft! }, openComments: _openComments! } };
 }
