@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnJobWorker, startTestApp, type TestApp } from './helpers.ts';
+import { eventually } from './fixtures/wait.ts';
 
 const LOCK_TIMEOUT_SECONDS = 3;
 const PETSTORE = 'openapi: 3.0.0\ninfo:\n  title: Recovered pets\n  version: 1.0.0\npaths:\n  /pets:\n    get:\n      responses:\n        "200":\n          description: ok\n';
@@ -79,14 +80,7 @@ function nextRequest(p: string) {
 /** A separate worker process on the test's database; resolves once its queue runs. */
 const spawnWorker = () => spawnJobWorker(t, { lockTimeoutSeconds: LOCK_TIMEOUT_SECONDS, track: workers });
 
-async function poll<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 40_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const poll = <T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 40_000) => eventually(read, done, ms, 200);
 
 async function newSpace(title: string) {
   const r = await t.rest('POST', `/v1/orgs/${t.org.id}/spaces`, { title });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createApp, type App } from '../src/app.ts';
 import { startOwnPostgres, startPgBouncer, type Bouncer, type OwnPostgres } from './fixtures/own-postgres.ts';
+import { eventually as eventuallyEvery } from './fixtures/wait.ts';
 
 const ADMIN_TOKEN = 'pooler-admin-token-0123456789';
 
@@ -41,14 +42,17 @@ async function gateway(worker: boolean) {
   return { app, url: `http://127.0.0.1:${await app.listen(0, '127.0.0.1')}` };
 }
 
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+/** A new API token of the admin, created through gateway A. */
+async function createToken(label: string): Promise<{ token: string; apiToken: { id: string } }> {
+  const created = await fetch(`${a!.url}/graphql`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: `mutation { createApiToken(input: { label: ${JSON.stringify(label)} }) { token apiToken { id } } }` }),
+  }).then((r) => r.json());
+  return created.data.createApiToken;
 }
+
+const eventually = <T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000) => eventuallyEvery(fn, ok, timeoutMs, 25);
 
 const me = (base: string, token: string) => fetch(`${base}/v1/user`, { headers: { authorization: `Bearer ${token}` } });
 
@@ -92,12 +96,7 @@ describe('behind PgBouncer in transaction mode', () => {
   });
 
   it('a token revoked in plain SQL is refused by the other gateway within a second', async () => {
-    const created = await fetch(`${a!.url}/graphql`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: 'mutation { createApiToken(input: { label: "pooled" }) { token apiToken { id } } }' }),
-    }).then((r) => r.json());
-    const { token, apiToken } = created.data.createApiToken;
+    const { token, apiToken } = await createToken('pooled');
     // Both gateways have it cached (their LISTEN connections are direct, so they hear notices).
     expect((await me(a!.url, token)).status).toBe(200);
     expect((await me(b!.url, token)).status).toBe(200);
@@ -109,12 +108,7 @@ describe('behind PgBouncer in transaction mode', () => {
   });
 
   it('the rate limit is shared by both gateways (unnamed statements through the pooler)', async () => {
-    const created = await fetch(`${a!.url}/graphql`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: 'mutation { createApiToken(input: { label: "limited" }) { token } }' }),
-    }).then((r) => r.json());
-    const token = created.data.createApiToken.token as string;
+    const { token } = await createToken('limited');
     let served = 0;
     for (let i = 0; i < 300; i++) {
       const r = await me(a!.url, token);

@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.ts';
 import { createApp, type App } from '../src/app.ts';
 import { LSN_HEADER, Replicas, parseLsn } from '../src/db/replicas.ts';
 import { startOwnPostgres, startStandby, type OwnPostgres, type Standby } from './fixtures/own-postgres.ts';
+import { eventually } from './fixtures/wait.ts';
 
 const ADMIN_TOKEN = 'replica-admin-token-0123456789';
 
@@ -41,14 +42,6 @@ async function onReplica<T>(fn: () => Promise<T>): Promise<{ result: T; count: n
   }
 }
 
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function title(headers: Record<string, string> = {}) {
   return onReplica(async () => {

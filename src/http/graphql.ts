@@ -17,7 +17,7 @@ import { PUBLISHED_READ_ROOT_FIELDS } from '../auth/audience.ts';
 import { redeemSubscriptionTicket, viewerForTokenId } from '../auth/subscription-tickets.ts';
 import type { Context, RequestRecord } from '../graphql/context.ts';
 import { PUBLISHED_ONLY_MESSAGE, UNAUTHENTICATED_MESSAGE, type Edge } from './edge.ts';
-import { explorerOptions, isIntrospectionOnly, renderExplorer, serveExplorerAsset, useIntrospectionCache } from './explorer.ts';
+import { documentIsIntrospectionOnly, explorerOptions, renderExplorer, serveExplorerAsset, useIntrospectionCache } from './explorer.ts';
 import { createPublishedCache, type PublishedCache } from './published-cache.ts';
 import { appendVary, mergeVary, sendJson, useResponseCompression } from './compression.ts';
 import { sendJsonWithEtag, useConditionalGet } from './conditional.ts';
@@ -82,12 +82,15 @@ function graphqlContext(edge: Edge) {
   const { config } = edge.deps;
   const maxTokens = config.limits.graphqlMaxTokens;
   return async ({ req, requestRecord: record, params, request }: YogaInitialContext & ServerContext): Promise<Context> => {
-    if (isIntrospectionOnly(params.query, maxTokens)) return edge.makeContext(null, 'graphql', undefined, record);
+    // The request's text, parsed at most once here (under the token bound) for the checks below.
+    const document = parsedOnce(params.query, maxTokens);
+    const introspectionOnly = typeof params.query === 'string' && params.query.includes('__') && document() !== undefined && documentIsIntrospectionOnly(document()!);
+    if (introspectionOnly) return edge.makeContext(null, 'graphql', undefined, record);
     const viewer = await edge.viewerFor(req, record);
-    const publishedRead = () => isPublishedReadQuery(params.query, params.operationName, maxTokens);
+    const publishedRead = () => isPublishedRead(document(), params.operationName);
     // With replicas: a query runs on one (edge.readDb), a mutation's answer carries the
     // read-your-writes token (handleGraphql); decided from the document, not the HTTP method.
-    const kind = edge.deps.replicas ? operationKind(params.query, params.operationName, maxTokens) : undefined;
+    const kind = edge.deps.replicas ? selectedOperation(document(), params.operationName)?.operation : undefined;
     const db = () => (kind === 'query' ? edge.readDb(req) : Promise.resolve(undefined));
     if (!viewer) {
       // Without credentials only: a token that does not work (revoked, unknown) stays a 401,
@@ -112,18 +115,29 @@ function graphqlContext(edge: Edge) {
 /** Requests whose operation is a mutation (with replicas only): their answer gets the read-your-writes token. */
 const writes = new WeakSet<RequestRecord>();
 
-/** The type of the operation that runs (`operationName`, else the only one); undefined when the text does not parse or names none. */
-function operationKind(query: unknown, operationName: string | null | undefined, maxTokens: number): OperationDefinitionNode['operation'] | undefined {
-  if (typeof query !== 'string') return undefined;
-  let document: DocumentNode;
-  try {
-    document = parse(query, { noLocation: true, maxTokens });
-  } catch {
-    return undefined;
-  }
+/** The request's text parsed on first use, under the token bound; undefined when it is not a string or does not parse. */
+function parsedOnce(query: unknown, maxTokens: number): () => DocumentNode | undefined {
+  let parsed = false;
+  let document: DocumentNode | undefined;
+  return () => {
+    if (parsed) return document;
+    parsed = true;
+    if (typeof query === 'string') {
+      try {
+        document = parse(query, { noLocation: true, maxTokens });
+      } catch {
+        // unparsable: Yoga answers the syntax error
+      }
+    }
+    return document;
+  };
+}
+
+/** The operation that runs: `operationName`'s, else the only one (undefined when ambiguous or absent). */
+function selectedOperation(document: DocumentNode | undefined, operationName: string | null | undefined): OperationDefinitionNode | undefined {
+  if (!document) return undefined;
   const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
-  return operation?.operation;
+  return operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
 }
 
 /** Yoga's plugins, in order. */
@@ -302,10 +316,9 @@ async function refusedTicket(edge: Edge, req: http.IncomingMessage, res: http.Se
  * allowed — is in PUBLISHED_READ_ROOT_FIELDS (src/auth/audience.ts). By name: a field the schema
  * lacks fails validation anyway. Mutations and subscriptions never are.
  */
-export function isPublishedRead(document: DocumentNode, operationName: string | null | undefined): boolean {
-  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
-  if (!operation || operation.operation !== 'query') return false;
+export function isPublishedRead(document: DocumentNode | undefined, operationName: string | null | undefined): boolean {
+  const operation = selectedOperation(document, operationName);
+  if (!document || !operation || operation.operation !== 'query') return false;
   const fragments = new Map<string, SelectionSetNode>();
   for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def.selectionSet);
   const seen = new Set<string>();
@@ -321,18 +334,6 @@ export function isPublishedRead(document: DocumentNode, operationName: string | 
       return fragment !== undefined && only(fragment);
     });
   return only(operation.selectionSet) && fields > 0;
-}
-
-/** The same on a request's text (parsed under the token bound; unparsable: not a published read). */
-function isPublishedReadQuery(query: unknown, operationName: string | null | undefined, maxTokens: number): boolean {
-  if (typeof query !== 'string') return false;
-  let document: DocumentNode;
-  try {
-    document = parse(query, { noLocation: true, maxTokens });
-  } catch {
-    return false;
-  }
-  return isPublishedRead(document, operationName);
 }
 
 /**
