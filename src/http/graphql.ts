@@ -3,7 +3,7 @@
 // turn a GraphQL result into an HTTP answer (error statuses, masked errors).
 import type http from 'node:http';
 import { createYoga, type Plugin, type YogaInitialContext, type YogaServerInstance } from 'graphql-yoga';
-import { GraphQLError, Kind, parse, type ASTVisitor, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
+import { GraphQLError, Kind, getOperationAST, parse, type ASTVisitor, type DocumentNode, type SelectionSetNode, type ValidationContext } from 'graphql';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
@@ -90,7 +90,8 @@ function graphqlContext(edge: Edge) {
     const publishedRead = () => isPublishedRead(document(), params.operationName);
     // With replicas: a query runs on one (edge.readDb), a mutation's answer carries the
     // read-your-writes token (handleGraphql); decided from the document, not the HTTP method.
-    const kind = edge.deps.replicas ? selectedOperation(document(), params.operationName)?.operation : undefined;
+    const parsed = edge.deps.replicas ? document() : undefined;
+    const kind = parsed ? getOperationAST(parsed, params.operationName)?.operation : undefined;
     const db = () => (kind === 'query' ? edge.readDb(req) : Promise.resolve(undefined));
     if (!viewer) {
       // Without credentials only: a token that does not work (revoked, unknown) stays a 401,
@@ -131,13 +132,6 @@ function parsedOnce(query: unknown, maxTokens: number): () => DocumentNode | und
     }
     return document;
   };
-}
-
-/** The operation that runs: `operationName`'s, else the only one (undefined when ambiguous or absent). */
-function selectedOperation(document: DocumentNode | undefined, operationName: string | null | undefined): OperationDefinitionNode | undefined {
-  if (!document) return undefined;
-  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  return operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
 }
 
 /** Yoga's plugins, in order. */
@@ -317,8 +311,8 @@ async function refusedTicket(edge: Edge, req: http.IncomingMessage, res: http.Se
  * lacks fails validation anyway. Mutations and subscriptions never are.
  */
 export function isPublishedRead(document: DocumentNode | undefined, operationName: string | null | undefined): boolean {
-  const operation = selectedOperation(document, operationName);
-  if (!document || !operation || operation.operation !== 'query') return false;
+  const operation = document && getOperationAST(document, operationName);
+  if (!operation || operation.operation !== 'query') return false;
   const fragments = new Map<string, SelectionSetNode>();
   for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def.selectionSet);
   const seen = new Set<string>();
